@@ -1,0 +1,202 @@
+"""Settings shared by every deployment; everything that differs between machines comes from the environment.
+
+Defaults give the embedded mode of ARCHITECTURE.md: SQLite (WAL) and Celery's filesystem broker under
+`var/`, a local-memory cache. `DATABASE_URL` and `REDIS_URL` switch to PostgreSQL and Redis.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import environ
+
+from payments.keys import development_key
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+env = environ.Env()
+VAR_DIR = Path(env.str("KASSA_VAR_DIR", default=str(BASE_DIR / "var")))
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+DEBUG = env.bool("DEBUG", default=False)
+# Production refuses to start without SECRET_KEY (see production.py); development keeps one under var/.
+SECRET_KEY = env.str("SECRET_KEY", default="") or development_key(VAR_DIR / "secret_key", "django")
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+PORT = env.int("PORT", default=8000)
+BASE_URL = env.str("BASE_URL", default=f"http://127.0.0.1:{PORT}").rstrip("/")
+PAY_URL = env.str("PAY_URL", default=BASE_URL).rstrip("/")
+
+# Signing secrets are encrypted with this key (Fernet, urlsafe base64 of 32 bytes); see payments/keys.py.
+FIELD_ENCRYPTION_KEY = env.str("FIELD_ENCRYPTION_KEY", default="") or development_key(
+    VAR_DIR / "field_encryption_key", "fernet"
+)
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "payments",
+    "webhooks",
+    "invoices",
+    "withdrawals",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "django.template.context_processors.i18n",
+            ],
+        },
+    },
+]
+
+# --- Database -------------------------------------------------------------------------------------------
+DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'kassa.sqlite3'}")}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Web, worker and beat write side by side: WAL lets readers run during a write, IMMEDIATE takes the
+    # write lock at BEGIN (no deadlock-prone lock upgrade), and the timeout waits instead of failing.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;",
+            "transaction_mode": "IMMEDIATE",
+            "timeout": 30,
+        }
+    )
+else:
+    DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Broker and cache -----------------------------------------------------------------------------------
+REDIS_URL = env.str("REDIS_URL", default="")
+CELERY_BROKER_DIR = VAR_DIR / "broker"
+if REDIS_URL:
+    CELERY_BROKER_URL = REDIS_URL
+    CELERY_BROKER_TRANSPORT_OPTIONS: dict = {"visibility_timeout": 3600}
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "kassa",
+        }
+    }
+else:
+    CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        # One folder for both directions: every process of this machine reads and writes the same queue.
+        "data_folder_in": str(CELERY_BROKER_DIR / "queue"),
+        "data_folder_out": str(CELERY_BROKER_DIR / "queue"),
+        "processed_folder": str(CELERY_BROKER_DIR / "processed"),
+        "store_processed": False,
+    }
+    for folder in ("queue", "processed"):
+        (CELERY_BROKER_DIR / folder).mkdir(parents=True, exist_ok=True)
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TIMEZONE = "UTC"
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+CELERY_BEAT_SCHEDULE: dict = {}
+
+# --- Auth, i18n, static ---------------------------------------------------------------------------------
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "/dashboard/login/"
+
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("es", "Español"), ("ru", "Русский")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATIC_ROOT = VAR_DIR / "staticfiles"
+STATIC_ROOT.mkdir(exist_ok=True)  # WhiteNoise warns at start-up when it is missing
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+
+EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
+
+# --- API ------------------------------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["payments.auth.BearerTokenAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["payments.auth.IsMerchant"],
+    "DEFAULT_PARSER_CLASSES": ["payments.api.parsers.DecimalJSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["payments.api.renderers.KassaJSONRenderer"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "payments.api.renderers.AlwaysJSONNegotiation",
+    "EXCEPTION_HANDLER": "payments.errors.problem_exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "PAGE_SIZE": 50,
+    "UNAUTHENTICATED_USER": None,
+}
+# Bodies above this are refused with 413 before they are parsed.
+API_MAX_BODY_BYTES = 1024 * 1024
+DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Kassa API",
+    "DESCRIPTION": "Self-hosted crypto payment gateway: invoices, withdrawals and signed webhooks.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+# --- Kassa ----------------------------------------------------------------------------------------------
+# Local receivers (127.0.0.1) are refused as webhook URLs unless this is on; `make run` turns it on.
+WEBHOOK_ALLOW_PRIVATE_HOSTS = env.bool("WEBHOOK_ALLOW_PRIVATE_HOSTS", default=False)
+# Per-code overrides of the asset registry, e.g. {"btc": {"min_withdrawal": "0.001"}} (payments/assets.py).
+ASSET_OVERRIDES = json.loads(env.str("ASSET_OVERRIDES", default="{}"))
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+}

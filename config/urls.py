@@ -1,0 +1,23 @@
+from django.contrib import admin
+from django.urls import URLPattern, URLResolver, include, path, re_path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+
+from payments import views as core_views
+from payments.errors import api_not_found
+
+api_patterns: list[URLPattern | URLResolver] = [
+    path("", include("payments.api.urls")),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("redoc/", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),
+    re_path(r"^.*$", api_not_found),  # unknown API paths answer problem+json, never an HTML page
+]
+
+urlpatterns = [
+    path("healthz", core_views.healthz, name="healthz"),
+    path("api/", include(api_patterns)),
+    path("admin/", admin.site.urls),
+]
+
+handler404 = "payments.views.page_not_found"
+handler500 = "payments.views.server_error"

@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from webhooks.ssrf import UnsafeWebhookUrl, validate_webhook_url
+
+
+class WebhookUrlInputSerializer(serializers.Serializer):
+    # null or "" clears the URL (DECISIONS.md §7).
+    webHookUrl = serializers.CharField(
+        allow_null=True, allow_blank=True, trim_whitespace=True, max_length=2048
+    )
+
+    def validate_webHookUrl(self, value: str | None) -> str:
+        if not value:
+            return ""
+        try:
+            return validate_webhook_url(value)
+        except UnsafeWebhookUrl as exc:
+            raise serializers.ValidationError(str(exc), code="invalid_url") from exc
+
+    def to_internal_value(self, data: Any) -> Any:
+        # CharField would turn 42 into "42"; a URL must arrive as a string. Non-objects: DRF refuses them.
+        value = data.get("webHookUrl") if isinstance(data, dict) else None
+        if value is not None and not isinstance(value, str):
+            raise serializers.ValidationError({"webHookUrl": ["Must be a string or null."]}, code="invalid")
+        return super().to_internal_value(data)
+
+
+class WebhookUrlOutputSerializer(serializers.Serializer):
+    webHookUrl = serializers.CharField(allow_null=True)

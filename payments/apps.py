@@ -1,0 +1,9 @@
+from django.apps import AppConfig
+
+
+class PaymentsConfig(AppConfig):
+    name = "payments"
+    verbose_name = "Payments core"
+
+    def ready(self) -> None:
+        from payments import schema  # noqa: F401 - registers the OpenAPI auth extension

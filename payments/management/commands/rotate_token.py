@@ -1,0 +1,22 @@
+import json
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from payments.management.commands._merchant import add_company_arguments, find_company
+from payments.services import company_rotate_token
+
+
+class Command(BaseCommand):
+    help = "Issue a new public token for a company; the old token stops working at once."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        add_company_arguments(parser)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        company = find_company(company=options["company"], email=options["email"])
+        token = company_rotate_token(company_id=company.pk)
+        if options["json"]:
+            self.stdout.write(json.dumps({"companyId": str(company.pk), "publicToken": token}))
+        else:
+            self.stdout.write(f"publicToken: {token}\nThe public token is shown only now; store it safely.")

@@ -1,0 +1,116 @@
+"""Writes on merchants: creation, token and secret rotation, webhook URL (`<noun>_<verb>`, STYLE.md)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import secrets
+from dataclasses import dataclass
+from uuid import UUID
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from payments import keys
+from payments.errors import FieldError, ValidationFailed
+from payments.models import Company
+
+TOKEN_PREFIX = "kassa_pk_"  # noqa: S105 - a prefix, not a secret
+SECRET_PREFIX = "whsec_"  # noqa: S105 - a prefix, not a secret
+
+
+@dataclass(frozen=True)
+class MerchantCredentials:
+    company: Company
+    public_token: str
+    signing_secret: str
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _new_token() -> str:
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
+def _new_signing_secret() -> str:
+    # Standard Webhooks format: the part after "whsec_" is base64 of the key bytes.
+    return SECRET_PREFIX + base64.b64encode(secrets.token_bytes(32)).decode()
+
+
+def _display_prefix(token: str) -> str:
+    return token[: len(TOKEN_PREFIX) + 4]
+
+
+def company_create(*, owner: User, name: str, logo_url: str = "") -> MerchantCredentials:
+    """Create the company; the returned token and secret are the only time the token is seen in clear."""
+    token, secret = _new_token(), _new_signing_secret()
+    for attempt in range(5):
+        try:
+            with transaction.atomic():
+                # max+1 under a unique constraint: a concurrent creation fails the insert and retries.
+                number = (Company.objects.aggregate(top=Max("number"))["top"] or 0) + 1
+                company = Company.objects.create(
+                    number=number,
+                    name=name,
+                    logo_url=logo_url,
+                    owner=owner,
+                    token_hash=token_hash(token),
+                    token_prefix=_display_prefix(token),
+                    token_rotated_at=timezone.now(),
+                    signing_secret_encrypted=keys.encrypt(secret),
+                )
+            return MerchantCredentials(company=company, public_token=token, signing_secret=secret)
+        except IntegrityError:
+            if attempt == 4:
+                raise
+    raise AssertionError("unreachable")
+
+
+@transaction.atomic
+def merchant_create(*, name: str, email: str, password: str | None = None) -> MerchantCredentials:
+    """A dashboard user plus their company. Without a password the user cannot log in until reset."""
+    email = email.strip().lower()
+    user_model = get_user_model()
+    if user_model.objects.filter(username=email).exists():
+        raise ValidationFailed([FieldError("email", "already_exists", f"A merchant with {email} exists.")])
+    user = user_model.objects.create_user(username=email, email=email, password=password)
+    return company_create(owner=user, name=name)
+
+
+@transaction.atomic
+def company_rotate_token(*, company_id: UUID | str) -> str:
+    """Issue a new public token; the old one stops working at commit."""
+    company = Company.objects.select_for_update().get(pk=company_id)
+    token = _new_token()
+    company.token_hash = token_hash(token)
+    company.token_prefix = _display_prefix(token)
+    company.token_rotated_at = timezone.now()
+    company.save(update_fields=["token_hash", "token_prefix", "token_rotated_at", "updated_at"])
+    return token
+
+
+@transaction.atomic
+def company_rotate_signing_secret(*, company_id: UUID | str) -> str:
+    company = Company.objects.select_for_update().get(pk=company_id)
+    secret = _new_signing_secret()
+    company.signing_secret_encrypted = keys.encrypt(secret)
+    company.save(update_fields=["signing_secret_encrypted", "updated_at"])
+    return secret
+
+
+def company_signing_secret(company: Company) -> str:
+    return keys.decrypt(company.signing_secret_encrypted)
+
+
+@transaction.atomic
+def company_set_webhook_url(*, company_id: UUID | str, url: str) -> Company:
+    """`url` has passed `webhooks.ssrf.validate_webhook_url` (or is "" to clear)."""
+    company = Company.objects.select_for_update().get(pk=company_id)
+    company.webhook_url = url
+    company.save(update_fields=["webhook_url", "updated_at"])
+    return company

@@ -1,0 +1,124 @@
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+from rest_framework.test import APIClient
+
+from payments import keys
+from payments.models import Company
+from payments.services import company_signing_secret
+
+pytestmark = pytest.mark.django_db
+
+
+def _run(*args):
+    out = StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+def _auth_status(token):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    return client.put("/api/company/settings/webhook-url", {"webHookUrl": None}, format="json").status_code
+
+
+def test_create_merchant_json_prints_working_credentials():
+    out = _run(
+        "create_merchant",
+        "--name",
+        "Shop",
+        "--email",
+        "Owner@Shop.test",
+        "--password",
+        "pw-123456!",
+        "--json",
+    )
+
+    data = json.loads(out)
+    assert list(data) == ["companyId", "email", "publicToken", "signingSecret"]
+    assert data["email"] == "owner@shop.test"
+    company = Company.objects.get(pk=data["companyId"])
+    assert company.owner.check_password("pw-123456!")
+    assert company.number == 1
+    assert company.uid_prefix == "001"
+    assert _auth_status(data["publicToken"]) == 200
+    assert company_signing_secret(company) == data["signingSecret"]
+
+
+def test_signing_secret_is_encrypted_at_rest():
+    data = json.loads(_run("create_merchant", "--name", "Shop", "--email", "a@shop.test", "--json"))
+
+    stored = Company.objects.get(pk=data["companyId"]).signing_secret_encrypted
+
+    assert data["signingSecret"] not in stored
+    assert data["signingSecret"].startswith("whsec_")
+    assert keys.decrypt(stored) == data["signingSecret"]
+
+
+def test_company_numbers_increase_and_never_repeat():
+    first = json.loads(_run("create_merchant", "--name", "A", "--email", "a@shop.test", "--json"))
+    second = json.loads(_run("create_merchant", "--name", "B", "--email", "b@shop.test", "--json"))
+
+    numbers = [Company.objects.get(pk=d["companyId"]).number for d in (first, second)]
+
+    assert numbers == [1, 2]
+
+
+def test_create_merchant_twice_with_one_email_fails_cleanly():
+    _run("create_merchant", "--name", "A", "--email", "a@shop.test")
+
+    with pytest.raises(CommandError, match="exists"):
+        _run("create_merchant", "--name", "B", "--email", "A@shop.test")
+    assert Company.objects.count() == 1
+
+
+def test_rotate_token_by_email_revokes_the_old_one():
+    created = json.loads(_run("create_merchant", "--name", "A", "--email", "a@shop.test", "--json"))
+
+    rotated = json.loads(_run("rotate_token", "--email", "a@shop.test", "--json"))
+
+    assert rotated["publicToken"] != created["publicToken"]
+    assert _auth_status(created["publicToken"]) == 401
+    assert _auth_status(rotated["publicToken"]) == 200
+
+
+def test_rotate_signing_secret_by_company_number():
+    created = json.loads(_run("create_merchant", "--name", "A", "--email", "a@shop.test", "--json"))
+
+    rotated = json.loads(_run("rotate_signing_secret", "--company", "1", "--json"))
+
+    assert rotated["signingSecret"] != created["signingSecret"]
+    assert company_signing_secret(Company.objects.get(number=1)) == rotated["signingSecret"]
+
+
+def test_rotate_for_unknown_company_is_a_clear_error():
+    with pytest.raises(CommandError, match="No company"):
+        _run("rotate_token", "--company", "not-a-uuid")
+
+
+def test_demo_merchant_is_created_once_and_its_printed_token_works(settings, tmp_path):
+    settings.VAR_DIR = tmp_path
+
+    first = _run("demo_merchant")
+    second = _run("demo_merchant")
+
+    token = next(line.split()[-1] for line in first.splitlines() if "public token" in line)
+    assert token in second  # the same token again, from var/demo-merchant.json
+    assert Company.objects.count() == 1
+    assert _auth_status(token) == 200
+    assert "demo@kassa.local" in first
+
+
+def test_demo_merchant_without_its_token_file_rotates_to_a_working_token(settings, tmp_path):
+    settings.VAR_DIR = tmp_path
+    first = _run("demo_merchant")
+    (tmp_path / "demo-merchant.json").unlink()
+
+    second = _run("demo_merchant")
+
+    old = next(line.split()[-1] for line in first.splitlines() if "public token" in line)
+    new = next(line.split()[-1] for line in second.splitlines() if "public token" in line)
+    assert old != new
+    assert _auth_status(new) == 200

@@ -1,0 +1,52 @@
+"""Plain Django views of the core: health check and the error pages outside the API."""
+
+from __future__ import annotations
+
+from django.db import connection
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+
+from payments.errors import problem_json_response
+
+
+def healthz(request: HttpRequest) -> JsonResponse:
+    """200 when the database answers and the broker accepts a connection, else 503 naming the part."""
+    checks = {"database": _check_database(), "broker": _check_broker()}
+    healthy = all(value == "ok" for value in checks.values())
+    return JsonResponse(
+        {"status": "ok" if healthy else "unavailable", **checks}, status=200 if healthy else 503
+    )
+
+
+def _check_database() -> str:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+        return "ok"
+    except Exception as exc:  # health must report, not raise
+        return f"error: {exc.__class__.__name__}"
+
+
+def _check_broker() -> str:
+    from config.celery import app
+
+    try:
+        with app.connection_for_write() as conn:
+            conn.ensure_connection(max_retries=1, timeout=2)
+        return "ok"
+    except Exception as exc:  # health must report, not raise
+        return f"error: {exc.__class__.__name__}"
+
+
+def page_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    if request.path.startswith("/api/"):
+        return problem_json_response(404, "not_found", f"No endpoint at {request.path}.")
+    return render(request, "404.html", status=404)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    if request.path.startswith("/api/"):
+        return problem_json_response(
+            500, "internal_error", "Something went wrong on our side; it was logged."
+        )
+    return render(request, "500.html", status=500)
