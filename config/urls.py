@@ -7,6 +7,7 @@ from payments.errors import api_not_found
 
 api_patterns: list[URLPattern | URLResolver] = [
     path("", include("payments.api.urls")),
+    path("", include("webhooks.api.urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("redoc/", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),

@@ -200,3 +200,21 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
 }
+
+# --- Webhook delivery (DECISIONS.md §7) -----------------------------------------------------------------
+WEBHOOK_CONNECT_TIMEOUT_SECONDS = 5
+WEBHOOK_TOTAL_TIMEOUT_SECONDS = 10
+# After attempt n fails, wait schedule[n-1] (±jitter); after the last, the event is failed (~3 days).
+WEBHOOK_RETRY_SCHEDULE_SECONDS = [5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400]
+WEBHOOK_RETRY_JITTER = 0.1
+WEBHOOK_COUNTDOWN_MAX_SECONDS = 900
+# A claimed delivery may take connect + total timeouts; past this lease the poller takes the event back.
+WEBHOOK_LEASE_SECONDS = env.int("WEBHOOK_LEASE_SECONDS", default=60)
+WEBHOOK_ENQUEUE_LEASE_SECONDS = env.int("WEBHOOK_ENQUEUE_LEASE_SECONDS", default=300)
+WEBHOOK_POLL_SECONDS = env.float("WEBHOOK_POLL_SECONDS", default=10)
+WEBHOOK_POLL_GRACE_SECONDS = env.float("WEBHOOK_POLL_GRACE_SECONDS", default=15)
+WEBHOOK_POLL_BATCH = 200
+CELERY_BEAT_SCHEDULE["webhook-poll-due"] = {
+    "task": "webhooks.tasks.webhook_poll_due",
+    "schedule": WEBHOOK_POLL_SECONDS,
+}

@@ -1,7 +1,7 @@
 """pytest: DATABASE_URL/REDIS_URL when given (CI: PostgreSQL + Redis), else SQLite and local memory."""
 
 from .base import *  # noqa: F403
-from .base import CELERY_BROKER_URL, REDIS_URL
+from .base import DATABASES, VAR_DIR
 
 DEBUG = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # speed; never in production
@@ -10,8 +10,13 @@ STORAGES = {
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 WEBHOOK_ALLOW_PRIVATE_HOSTS = False
-# Tests call tasks directly or through the real broker when a test asks for it; by default nothing leaves.
-CELERY_BROKER_URL = REDIS_URL or CELERY_BROKER_URL
+# Messages sent by code under test stay in this process; tests that need a real broker start real workers
+# (tests/test_webhook_reliability.py) with the deployment's settings.
+CELERY_BROKER_URL = "memory://"
+CELERY_BROKER_TRANSPORT_OPTIONS = {}
 CELERY_TASK_ALWAYS_EAGER = False
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # A file, not :memory:, so worker processes started by reliability tests see the same database.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-kassa.sqlite3")}
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 WHITENOISE_USE_FINDERS = True  # serve app static files without collectstatic in tests

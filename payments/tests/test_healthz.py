@@ -6,16 +6,35 @@ from config.celery import app
 pytestmark = pytest.mark.django_db
 
 
-def test_healthz_reports_database_and_broker(client):
+@pytest.fixture
+def broker_conf():
+    """Point the Celery app at another broker for one test, restoring the configuration after."""
+    saved = (app.conf.broker_url, dict(app.conf.broker_transport_options or {}))
+
+    def use(url, options=None):
+        app.conf.broker_url = url
+        app.conf.broker_transport_options = options or {}
+
+    yield use
+    app.conf.broker_url, app.conf.broker_transport_options = saved
+
+
+def test_healthz_reports_database_and_the_embedded_filesystem_broker(client, broker_conf, tmp_path):
+    (tmp_path / "queue").mkdir()
+    broker_conf(
+        "filesystem://",
+        {"data_folder_in": str(tmp_path / "queue"), "data_folder_out": str(tmp_path / "queue")},
+    )
+
     response = client.get("/healthz")
 
     assert response.status_code == 200
     assert response.json() == {"status": "ok", "database": "ok", "broker": "ok"}
 
 
-def test_healthz_is_503_when_the_broker_is_down(client, monkeypatch):
+def test_healthz_is_503_when_the_broker_is_down(client, broker_conf):
     # Port 1 on loopback: nothing listens there, the connection is refused at once.
-    monkeypatch.setattr(app.conf, "broker_url", "redis://127.0.0.1:1/0")
+    broker_conf("redis://127.0.0.1:1/0")
 
     response = client.get("/healthz")
 
@@ -24,6 +43,16 @@ def test_healthz_is_503_when_the_broker_is_down(client, monkeypatch):
     assert body["status"] == "unavailable"
     assert body["database"] == "ok"
     assert body["broker"].startswith("error")
+
+
+@pytest.mark.redis
+def test_healthz_reports_the_redis_broker(client, broker_conf):
+    broker_conf(settings.REDIS_URL)
+
+    response = client.get("/healthz")
+
+    assert response.status_code == 200
+    assert response.json()["broker"] == "ok"
 
 
 @pytest.mark.redis

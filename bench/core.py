@@ -1,0 +1,72 @@
+"""What every benchmark kind shares: the run's context, one result row, and the registry of kinds.
+
+A kind is a function `(BenchContext) -> list[Result]`, registered with `@benchmark`. The HTTP kind drives
+the endpoints of `bench/endpoints.py` with wrk; a later kind (say, a service call in a loop against a
+baseline loop) is one more decorated function in `bench/benchmarks.py`, and its rows join the same table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class WrkSettings:
+    threads: int = 2
+    connections: int = 16
+    duration_s: int = 5
+    warmup_s: int = 1
+    # wrk's default (2 s) would count a request stuck behind a slow one as an error rather than latency.
+    timeout_s: int = 10
+
+    def describe(self) -> str:
+        return (
+            f"{self.threads} threads, {self.connections} connections, {self.duration_s}s per endpoint "
+            f"after a {self.warmup_s}s warm-up, --latency, --timeout {self.timeout_s}s"
+        )
+
+
+@dataclass(frozen=True)
+class BenchContext:
+    """Everything a kind may use: the running service and a merchant's credentials."""
+
+    base_url: str  # gunicorn on loopback, e.g. http://127.0.0.1:41234
+    token: str  # the bench merchant's public token, for `Authorization: Bearer`
+    company_id: str
+    wrk: WrkSettings
+    workdir: str  # a temp dir for generated files (wrk Lua scripts), removed after the run
+
+
+@dataclass
+class Result:
+    """One line of the table. `ratio` is ops/s over the kind's own baseline, measured in the same run."""
+
+    name: str
+    requests_per_s: float | None  # None: not measured (it failed before wrk ran)
+    p50_ms: float | None = None
+    p99_ms: float | None = None
+    ratio: float | None = None
+    # Non-empty means the numbers are not trustworthy (non-2xx answers, socket errors); the run exits 1.
+    failures: list[str] = field(default_factory=list)
+
+
+Benchmark = Callable[[BenchContext], list[Result]]
+BENCHMARKS: list[Benchmark] = []
+
+
+def benchmark(func: Benchmark) -> Benchmark:
+    """Register a benchmark kind; kinds run in registration order and print in one table."""
+    BENCHMARKS.append(func)
+    return func
+
+
+def with_ratios(results: list[Result], *, baseline: str) -> list[Result]:
+    """Fill `ratio` as each row's ops/s divided by the row named `baseline` (which gets 1.00)."""
+    base = next((r for r in results if r.name == baseline), None)
+    if base is None or base.failures or not base.requests_per_s:
+        return results  # no trustworthy baseline: leave ratios empty rather than divide by a bad number
+    for result in results:
+        if result.requests_per_s is not None and not result.failures:
+            result.ratio = result.requests_per_s / base.requests_per_s
+    return results

@@ -1,0 +1,111 @@
+"""`python -m bench`: set up, start gunicorn, run every registered kind, print one table, exit 1 on errors."""
+
+from __future__ import annotations
+
+import os
+import platform
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from types import FrameType
+
+from bench.core import BENCHMARKS, BenchContext, Result, WrkSettings
+from bench.server import (
+    ServerError,
+    create_merchant,
+    gunicorn,
+    prepare_database,
+    setup_django,
+    worker_count,
+)
+from bench.wrk import WrkError, ensure_wrk
+
+
+def main() -> int:
+    """Run the whole bench. Exit status: 0 all clean, 1 some measurement had errors, 2 could not run."""
+    # SIGTERM (CI timeout, `kill`) must unwind through the finally blocks that stop gunicorn.
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    try:
+        return _run()
+    except (WrkError, ServerError) as exc:
+        print(f"\nBENCH FAILED: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run() -> int:
+    settings = WrkSettings()
+    # Before anything is started, so a machine without wrk (and without root) stops here, cleanly.
+    wrk_path = ensure_wrk()
+    setup_django()
+    import bench.benchmarks  # noqa: F401 - registers the kinds, after Django is configured
+
+    database = prepare_database()
+    company_id, token = create_merchant()
+    workers, why = worker_count(database.vendor)
+    _print_environment(database.description, workers, why, settings, wrk_path)
+
+    with tempfile.TemporaryDirectory(prefix="kassa-bench-") as workdir:
+        log_path = Path(workdir) / "gunicorn.log"
+        with log_path.open("w") as log, gunicorn(workers=workers, log=log) as base_url:
+            ctx = BenchContext(
+                base_url=base_url, token=token, company_id=company_id, wrk=settings, workdir=workdir
+            )
+            results: list[Result] = []
+            for kind in BENCHMARKS:
+                results += kind(ctx)
+        print(_table(results))
+        failed = [r for r in results if r.failures]
+        if not failed:
+            return 0
+        print("\nFAILED: these measurements had errors, so their numbers do not count:")
+        for result in failed:
+            for failure in result.failures:
+                print(f"  {result.name}: {failure}")
+        server_log = log_path.read_text(errors="replace").strip()
+        if server_log:
+            print("\ngunicorn log (last 40 lines):")
+            print("\n".join(server_log.splitlines()[-40:]))
+        return 1
+
+
+def _print_environment(database: str, workers: int, why: str, settings: WrkSettings, wrk_path: str) -> None:
+    import django
+    import gunicorn as gunicorn_package
+
+    version = subprocess.run(  # noqa: S603 - our own wrk binary, fixed arguments
+        [wrk_path, "--version"], capture_output=True, text=True, check=False
+    ).stdout.splitlines()
+    lines = [
+        "Kassa bench",
+        f"  database  {database}",
+        f"  gunicorn  {gunicorn_package.__version__}, {workers} sync workers on 127.0.0.1 ({why})",
+        f"  wrk       {settings.describe()}",
+        f"            {version[0].split(' Copyright')[0] if version else wrk_path}",
+        f"  host      {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+        f"Django {django.get_version()}",
+        "",
+    ]
+    print("\n".join(lines), flush=True)
+
+
+def _table(results: list[Result]) -> str:
+    width = max([len("name"), *(len(r.name) for r in results)])
+    header = f"{'name':<{width}}  {'requests/s':>10}  {'p50 ms':>8}  {'p99 ms':>8}  {'ratio':>6}"
+    rows = [header, "-" * len(header)]
+    for r in results:
+        mark = "  FAILED" if r.failures else ""
+        rows.append(
+            f"{r.name:<{width}}  {_num(r.requests_per_s, 10, 1)}  {_num(r.p50_ms, 8, 2)}"
+            f"  {_num(r.p99_ms, 8, 2)}  {_num(r.ratio, 6, 2)}{mark}"
+        )
+    return "\n".join(rows)
+
+
+def _num(value: float | None, width: int, decimals: int) -> str:
+    return f"{'-':>{width}}" if value is None else f"{value:>{width}.{decimals}f}"
+
+
+def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(128 + signum)

@@ -1,0 +1,14 @@
+"""Root URLconf of `config.settings.bench`: the service's URLs plus the baseline, found nowhere else."""
+
+from django.urls import path
+
+from bench.views import baseline
+from config.urls import handler404, handler500
+from config.urls import urlpatterns as service_urlpatterns
+
+urlpatterns = [
+    path("bench/baseline", baseline, name="bench-baseline"),
+    *service_urlpatterns,
+]
+
+__all__ = ["handler404", "handler500", "urlpatterns"]

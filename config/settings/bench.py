@@ -1,0 +1,29 @@
+"""`make bench`: production-like (DEBUG off, no SSL redirect) plus the bare baseline endpoint.
+
+Only these settings install the `bench` app (its table and `/bench/baseline`); test and production never do.
+"""
+
+from .base import *  # noqa: F403
+from .base import DATABASES, INSTALLED_APPS, VAR_DIR, env
+
+DEBUG = False
+ROOT_URLCONF = "bench.urls"
+INSTALLED_APPS = [*INSTALLED_APPS, "bench"]
+
+# Without DATABASE_URL the bench gets its own SQLite file, so a run never fills (or locks) the developer's
+# var/kassa.sqlite3. Only NAME changes: the WAL/IMMEDIATE/timeout options from base apply as in `make run`.
+if not env.str("DATABASE_URL", default=""):
+    DATABASES["default"]["NAME"] = str(VAR_DIR / "bench.sqlite3")
+
+# The webhook-url benchmark saves a loopback literal (http://127.0.0.1:9/hook): with this on, the SSRF guard
+# parses it and stops there, so no DNS query leaves the machine and the resolver's latency is not measured.
+WEBHOOK_ALLOW_PRIVATE_HOSTS = env.bool("WEBHOOK_ALLOW_PRIVATE_HOSTS", default=True)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    # Warnings only: a log line per request would measure the terminal, but a 500's traceback still shows.
+    "root": {"handlers": ["console"], "level": "WARNING"},
+}

@@ -1,0 +1,17 @@
+"""Wire formats shared by every API and webhook (DECISIONS.md §1)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from rest_framework import serializers
+
+
+def iso_utc(moment: datetime) -> str:
+    """ISO 8601 UTC with milliseconds and Z: 2026-11-22T03:24:48.123Z."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+class TimestampField(serializers.DateTimeField):
+    def to_representation(self, value: datetime) -> str | None:  # type: ignore[override]
+        return iso_utc(value) if value else None

@@ -1,0 +1,73 @@
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from payments import jsonutil
+from payments.wire import TimestampField
+from webhooks.models import WebhookAttempt, WebhookEvent
+
+
+class WebhookEventFilterSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=WebhookEvent.Status.choices, required=False)
+    family = serializers.ChoiceField(choices=WebhookEvent.Family.choices, required=False)
+
+
+class WebhookAttemptOutputSerializer(serializers.ModelSerializer):
+    startedAt = TimestampField(source="started_at")
+    durationMs = serializers.IntegerField(source="duration_ms")
+    statusCode = serializers.IntegerField(source="status_code", allow_null=True)
+    response = serializers.CharField(source="response_excerpt")
+    requestHeaders = serializers.JSONField(source="request_headers")
+
+    class Meta:
+        model = WebhookAttempt
+        fields = [
+            "number",
+            "startedAt",
+            "durationMs",
+            "url",
+            "statusCode",
+            "succeeded",
+            "error",
+            "response",
+            "requestHeaders",
+        ]
+
+
+class WebhookEventOutputSerializer(serializers.ModelSerializer):
+    objectId = serializers.CharField(source="object_id")
+    eventStatus = serializers.CharField(source="event_status")
+    attempts = serializers.IntegerField(source="attempts_total")
+    nextAttemptAt = TimestampField(source="next_attempt_at", allow_null=True)
+    deliveredAt = TimestampField(source="delivered_at", allow_null=True)
+    createdAt = TimestampField(source="created_at")
+    payload = serializers.SerializerMethodField()
+
+    class Meta:
+        model = WebhookEvent
+        fields = [
+            "id",
+            "family",
+            "objectId",
+            "eventStatus",
+            "status",
+            "attempts",
+            "nextAttemptAt",
+            "deliveredAt",
+            "createdAt",
+            "payload",
+        ]
+
+    def get_payload(self, event: WebhookEvent) -> Any:
+        # Parsed with Decimals, so numbers come back out exactly as they were sent.
+        return jsonutil.loads(event.body)
+
+
+class WebhookEventDetailOutputSerializer(WebhookEventOutputSerializer):
+    body = serializers.CharField()
+    attemptLog = WebhookAttemptOutputSerializer(source="attempts", many=True)
+
+    class Meta(WebhookEventOutputSerializer.Meta):
+        fields = [*WebhookEventOutputSerializer.Meta.fields, "body", "attemptLog"]

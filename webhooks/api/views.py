@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+from uuid import UUID
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from payments.auth import current_company
+from webhooks import selectors, services
+from webhooks.api.serializers import (
+    WebhookEventDetailOutputSerializer,
+    WebhookEventFilterSerializer,
+    WebhookEventOutputSerializer,
+)
+
+
+class WebhookEventListApi(APIView):
+    @extend_schema(
+        parameters=[WebhookEventFilterSerializer], responses=WebhookEventOutputSerializer(many=True)
+    )
+    def get(self, request: Request) -> Response:
+        filters = WebhookEventFilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        events = selectors.webhook_list_events(company=current_company(request), **filters.validated_data)
+        paginator = LimitOffsetPagination()
+        page = paginator.paginate_queryset(events, request, view=self)
+        return paginator.get_paginated_response(WebhookEventOutputSerializer(page, many=True).data)
+
+
+class WebhookEventDetailApi(APIView):
+    @extend_schema(responses=WebhookEventDetailOutputSerializer)
+    def get(self, request: Request, event_id: UUID) -> Response:
+        event = selectors.webhook_get_event(company=current_company(request), event_id=event_id)
+        return Response(WebhookEventDetailOutputSerializer(event).data)
+
+
+class WebhookEventRedeliverApi(APIView):
+    @extend_schema(request=None, responses={202: WebhookEventOutputSerializer})
+    def post(self, request: Request, event_id: UUID) -> Response:
+        company = current_company(request)
+        services.webhook_redeliver(company=company, event_id=event_id)
+        event = selectors.webhook_get_event(company=company, event_id=event_id)
+        return Response(WebhookEventOutputSerializer(event).data, status=202)

@@ -1,0 +1,74 @@
+"""The HTTP client of webhook delivery: the SSRF guard applied at connect time, no proxies, no redirects.
+
+The host is resolved once, every address is vetted (`ssrf.resolve_public_addresses`), and the socket is
+opened to a vetted address only, so a DNS answer that changes between check and connect (rebinding)
+cannot reach a private address. TLS still verifies the certificate against the host name.
+"""
+
+from __future__ import annotations
+
+import socket
+from typing import Any
+
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.exceptions import NewConnectionError
+
+from webhooks import ssrf
+
+
+class _GuardedConnectionMixin:
+    _dns_host: str
+    port: int
+
+    def _new_conn(self) -> socket.socket:
+        host = self._dns_host
+        try:
+            vetted = ssrf.resolve_public_addresses(host.rstrip("."), self.port)
+        except ssrf.UnsafeWebhookUrl as exc:
+            raise NewConnectionError(self, f"refused by the SSRF guard: {exc}") from exc  # type: ignore[arg-type]
+        last_error: Exception | None = None
+        for _family, _type, _proto, _name, sockaddr in vetted:
+            # Point urllib3 at the vetted literal for this one connect; `host` (SNI, Host header) is restored.
+            self._dns_host = str(sockaddr[0])
+            try:
+                return super()._new_conn()  # type: ignore[misc, no-any-return]
+            except NewConnectionError as exc:
+                last_error = exc
+            finally:
+                self._dns_host = host
+        raise last_error or NewConnectionError(self, "no address to connect to")  # type: ignore[arg-type]
+
+
+class GuardedHTTPConnection(_GuardedConnectionMixin, HTTPConnection):
+    pass
+
+
+class GuardedHTTPSConnection(_GuardedConnectionMixin, HTTPSConnection):
+    pass
+
+
+class _GuardedHTTPPool(HTTPConnectionPool):
+    ConnectionCls = GuardedHTTPConnection
+
+
+class _GuardedHTTPSPool(HTTPSConnectionPool):
+    ConnectionCls = GuardedHTTPSConnection
+
+
+class GuardedAdapter(HTTPAdapter):
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = {"http": _GuardedHTTPPool, "https": _GuardedHTTPSPool}
+        self.poolmanager.key_fn_by_scheme = dict(self.poolmanager.key_fn_by_scheme)
+
+
+def guarded_session() -> requests.Session:
+    session = requests.Session()
+    session.trust_env = False  # an environment proxy would connect on our behalf, past the guard
+    adapter = GuardedAdapter(max_retries=0)
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    return session

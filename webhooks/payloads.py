@@ -1,0 +1,100 @@
+"""One body builder per family, keys in API.md's documented order (6.1, 6.2, 6.3), types per DECISIONS.md §1.
+
+The builders return ordered dicts; `payments.jsonutil.dumps` writes them compactly with Decimals as raw
+numbers where API.md types a field as number.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from payments.money import number_text
+
+INVOICE_MESSAGES = {
+    "created": "Invoice created",
+    "pending": "Waiting for the client's payment",
+    "processing": "Payment received, waiting for confirmation",
+    "done": "Invoice paid",
+    "wrong": "Payment lower than the invoice amount",
+    "refunded": "Invoice refunded",
+    "closed": "Invoice closed",
+}
+WITHDRAWAL_STATUSES = ("processing", "done", "rejected")
+DEPOSIT_STATUSES = ("processing", "done", "failed", "frozen")
+
+
+def invoice_body(*, invoice_id: str, status: str) -> dict[str, Any]:
+    """API.md 6.1: invoiceId, status, message."""
+    return {"invoiceId": invoice_id, "status": status, "message": INVOICE_MESSAGES[status]}
+
+
+def withdrawal_body(
+    *,
+    status: str,
+    asset: str,
+    dchain: str,
+    amount: Decimal,
+    fee: Decimal,
+    to: str,
+    tx_hash: str,
+    uid: str,
+) -> dict[str, Any]:
+    """API.md 6.2: type, status, asset, dchain, amount (number), fee (string), to, txHash, uid.
+
+    `txHash` is "" in the first processing webhook and absent from rejected ones (DECISIONS.md §5).
+    """
+    if status not in WITHDRAWAL_STATUSES:
+        raise ValueError(f"unknown withdrawal webhook status {status!r}")
+    body: dict[str, Any] = {
+        "type": "withdrawal",
+        "status": status,
+        "asset": asset,
+        "dchain": dchain,
+        "amount": amount,  # a JSON number, written from the Decimal exactly
+        "fee": number_text(fee),
+        "to": to,
+    }
+    if status != "rejected":
+        body["txHash"] = tx_hash
+    body["uid"] = uid
+    return body
+
+
+def deposit_body(
+    *,
+    amount: Decimal,
+    asset: str,
+    network: str,
+    deposit_address: str,
+    status: str,
+    address_id: str,
+    internal_user_id: str,
+    tx_hash: str,
+    email: str | None,
+    fee_payer: str,
+) -> dict[str, Any]:
+    """API.md 6.3: amount, asset, network, depositAddress, status, id, internal_user_id, hash, email,
+    feePayer.
+
+    `amount` is a string (API.md does not type it as number; DECISIONS.md §1). `email` is omitted when the
+    address has none.
+    """
+    if status not in DEPOSIT_STATUSES:
+        raise ValueError(f"unknown deposit webhook status {status!r}")
+    if fee_payer not in ("buyer", "merchant"):
+        raise ValueError(f"unknown fee payer {fee_payer!r}")
+    body: dict[str, Any] = {
+        "amount": number_text(amount),
+        "asset": asset,
+        "network": network,
+        "depositAddress": deposit_address,
+        "status": status,
+        "id": address_id,
+        "internal_user_id": internal_user_id,
+        "hash": tx_hash,
+    }
+    if email:
+        body["email"] = email
+    body["feePayer"] = fee_payer
+    return body

@@ -1,0 +1,308 @@
+"""The webhook outbox: publish in the state change's transaction, deliver with leases, retry, redeliver.
+
+Delivery never holds a database transaction across the HTTP call: a short transaction claims the event
+(a lease), the POST runs outside any transaction, a second short transaction records the attempt. A
+worker killed mid-delivery leaves an expired lease that the poller picks up again: a duplicate is
+possible, a loss is not. Receivers dedupe on `webhook-id`.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+from uuid import UUID
+
+import requests
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Max, Q
+from django.utils import timezone
+
+from payments import jsonutil
+from payments.errors import InvalidState, NotFound
+from payments.models import Company
+from payments.services import company_signing_secret
+from webhooks.http import guarded_session
+from webhooks.models import WebhookAttempt, WebhookEvent
+from webhooks.signing import signed_headers
+
+logger = logging.getLogger(__name__)
+
+EXCERPT_BYTES = 1024
+
+
+def _user_agent() -> str:
+    try:
+        kassa_version = version("kassa")
+    except PackageNotFoundError:
+        kassa_version = "dev"
+    return f"Kassa-Webhooks/{kassa_version}"
+
+
+USER_AGENT = _user_agent()
+
+
+def _setting(name: str) -> Any:
+    return getattr(settings, name)
+
+
+# --- publish ----------------------------------------------------------------------------------------------
+
+
+def webhook_publish(*, company: Company, family: str, object_id: str, body: dict[str, Any]) -> WebhookEvent:
+    """Write the event in the caller's transaction; delivery is enqueued only if that transaction commits."""
+    from webhooks.tasks import webhook_deliver
+
+    has_url = bool(company.webhook_url)
+    event = WebhookEvent.objects.create(
+        company=company,
+        family=family,
+        object_id=object_id,
+        event_status=str(body.get("status", "")),
+        body=jsonutil.dumps(body),
+        status=WebhookEvent.Status.PENDING if has_url else WebhookEvent.Status.SKIPPED,
+        next_attempt_at=timezone.now() if has_url else None,
+    )
+    if has_url:
+        webhook_deliver.delay_on_commit(str(event.pk))
+    return event
+
+
+# --- deliver ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PostResult:
+    started_at: datetime
+    duration_ms: int
+    status_code: int | None
+    excerpt: str
+    error: str
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status_code is not None and 200 <= self.status_code < 300 and not self.error
+
+
+def _lease_free(now: datetime, token: UUID | None) -> Q:
+    free = Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lte=now)
+    if token is not None:
+        free |= Q(lease_token=token)  # the poller claimed it for exactly this message
+    return free
+
+
+def _claim(event_id: UUID | str, token: UUID | None) -> UUID | None:
+    """Take the delivery lease if the event is due and nobody holds it; the new lease token, else None."""
+    now = timezone.now()
+    new_token = uuid.uuid4()
+    claimed = (
+        WebhookEvent.objects.filter(pk=event_id, status=WebhookEvent.Status.PENDING, next_attempt_at__lte=now)
+        .filter(_lease_free(now, token))
+        .update(
+            lease_token=new_token,
+            lease_expires_at=now + timedelta(seconds=_setting("WEBHOOK_LEASE_SECONDS")),
+        )
+    )
+    return new_token if claimed else None
+
+
+def webhook_deliver(*, event_id: UUID | str, lease_token: UUID | str | None = None) -> WebhookAttempt | None:
+    """One delivery attempt if the event is due; None when there was nothing to do (a duplicate message)."""
+    token = _claim(event_id, UUID(str(lease_token)) if lease_token else None)
+    if token is None:
+        return None
+    event = WebhookEvent.objects.select_related("company").get(pk=event_id)
+    url = event.company.webhook_url
+    if not url:
+        _finish_without_url(event.pk, token)
+        return None
+
+    body = event.body.encode()
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": USER_AGENT,
+        # Signed now, with the company's current secret, so a rotated secret applies to retries as well.
+        **signed_headers(company_signing_secret(event.company), str(event.pk), int(time.time()), body),
+    }
+    result = _post(url, body, headers)
+    return _record(event.pk, token, url, headers, result)
+
+
+def _post(url: str, body: bytes, headers: dict[str, str]) -> PostResult:
+    started_at = timezone.now()
+    t0 = time.monotonic()
+    total = _setting("WEBHOOK_TOTAL_TIMEOUT_SECONDS")
+    status_code: int | None = None
+    excerpt = error = ""
+    try:
+        with guarded_session() as session:
+            response = session.post(
+                url,
+                data=body,
+                headers=headers,
+                timeout=(_setting("WEBHOOK_CONNECT_TIMEOUT_SECONDS"), total),
+                allow_redirects=False,
+                stream=True,
+            )
+            with response:
+                status_code = response.status_code
+                raw = response.raw.read(EXCERPT_BYTES, decode_content=True) or b""
+                excerpt = raw.decode("utf-8", errors="replace")
+        if 300 <= status_code < 400:
+            error = f"redirect to {response.headers.get('Location', '?')} not followed"
+        elif time.monotonic() - t0 > total:
+            error = f"answered after more than {total} s"
+    except requests.Timeout:
+        error = f"timed out (connect {_setting('WEBHOOK_CONNECT_TIMEOUT_SECONDS')} s, total {total} s)"
+    except requests.RequestException as exc:
+        error = f"{exc.__class__.__name__}: {exc}"
+    except Exception as exc:  # urllib3 read errors surface as their own types; an attempt must be recorded
+        error = f"{exc.__class__.__name__}: {exc}"
+    duration_ms = int((time.monotonic() - t0) * 1000)
+    return PostResult(started_at, duration_ms, status_code, excerpt, error[:500])
+
+
+def _retry_delay(attempt_count: int) -> float | None:
+    """Seconds before the next attempt after `attempt_count` failures, with jitter; None when exhausted."""
+    schedule = _setting("WEBHOOK_RETRY_SCHEDULE_SECONDS")
+    if attempt_count > len(schedule):
+        return None
+    jitter = _setting("WEBHOOK_RETRY_JITTER")
+    return float(schedule[attempt_count - 1]) * random.uniform(1 - jitter, 1 + jitter)
+
+
+@transaction.atomic
+def _record(
+    event_id: UUID, token: UUID, url: str, headers: dict[str, str], result: PostResult
+) -> WebhookAttempt:
+    from webhooks.tasks import webhook_deliver
+
+    event = WebhookEvent.objects.select_for_update().get(pk=event_id)
+    number = (event.attempts.aggregate(top=Max("number"))["top"] or 0) + 1
+    attempt = WebhookAttempt.objects.create(
+        event=event,
+        number=number,
+        url=url,
+        request_headers=headers,
+        started_at=result.started_at,
+        duration_ms=result.duration_ms,
+        status_code=result.status_code,
+        response_excerpt=result.excerpt,
+        error=result.error,
+        succeeded=result.succeeded,
+    )
+    if event.lease_token != token or event.status != WebhookEvent.Status.PENDING:
+        return attempt  # our lease expired and another delivery owns the event now; it decides the status
+
+    event.lease_token = None
+    event.lease_expires_at = None
+    if result.succeeded:
+        event.status = WebhookEvent.Status.DELIVERED
+        event.delivered_at = timezone.now()
+        event.next_attempt_at = None
+    else:
+        event.attempt_count += 1
+        delay = _retry_delay(event.attempt_count)
+        if delay is None:
+            event.status = WebhookEvent.Status.FAILED
+            event.next_attempt_at = None
+            logger.warning("webhook %s failed after %s attempts", event.pk, event.attempt_count)
+        else:
+            event.next_attempt_at = timezone.now() + timedelta(seconds=delay)
+            # Short waits ride on a countdown message; long ones are found by the poller.
+            if delay <= _setting("WEBHOOK_COUNTDOWN_MAX_SECONDS"):
+                transaction.on_commit(
+                    lambda: webhook_deliver.apply_async((str(event.pk),), countdown=delay + 0.5)
+                )
+    event.save(
+        update_fields=[
+            "lease_token",
+            "lease_expires_at",
+            "status",
+            "delivered_at",
+            "next_attempt_at",
+            "attempt_count",
+            "updated_at",
+        ]
+    )
+    return attempt
+
+
+@transaction.atomic
+def _finish_without_url(event_id: UUID, token: UUID) -> None:
+    WebhookEvent.objects.filter(pk=event_id, lease_token=token).update(
+        status=WebhookEvent.Status.SKIPPED, next_attempt_at=None, lease_token=None, lease_expires_at=None
+    )
+
+
+# --- poll and redeliver -----------------------------------------------------------------------------------
+
+
+def webhook_poll_due(*, limit: int | None = None) -> int:
+    """Enqueue every due event whose message the broker lost (or never had). Returns how many."""
+    from webhooks.tasks import webhook_deliver
+
+    now = timezone.now()
+    # A fresh event's own message normally claims it within moments; the grace keeps the poller out of that.
+    overdue = now - timedelta(seconds=_setting("WEBHOOK_POLL_GRACE_SECONDS"))
+    token = uuid.uuid4()
+    with transaction.atomic():
+        ids = list(
+            WebhookEvent.objects.select_for_update(skip_locked=True)
+            .filter(status=WebhookEvent.Status.PENDING, next_attempt_at__lte=overdue)
+            .filter(_lease_free(now, None))
+            .order_by("next_attempt_at")
+            .values_list("pk", flat=True)[: limit or _setting("WEBHOOK_POLL_BATCH")]
+        )
+        if ids:
+            # Reserve them for the messages sent now, so the next poll does not enqueue them again.
+            WebhookEvent.objects.filter(pk__in=ids).update(
+                lease_token=token,
+                lease_expires_at=now + timedelta(seconds=_setting("WEBHOOK_ENQUEUE_LEASE_SECONDS")),
+            )
+            for event_id in ids:
+                webhook_deliver.delay_on_commit(str(event_id), str(token))
+    return len(ids)
+
+
+@transaction.atomic
+def webhook_redeliver(*, company: Company, event_id: UUID | str) -> WebhookEvent:
+    """Send an event again from the start of the retry schedule (same `webhook-id`)."""
+    from webhooks.tasks import webhook_deliver
+
+    event = WebhookEvent.objects.select_for_update().filter(company=company, pk=event_id).first()
+    if event is None:
+        raise NotFound("No such webhook event.")
+    company.refresh_from_db(fields=["webhook_url"])
+    if not company.webhook_url:
+        raise InvalidState("Set a webhook URL before redelivering events.")
+    now = timezone.now()
+    if (
+        event.status == WebhookEvent.Status.PENDING
+        and event.lease_expires_at
+        and event.lease_expires_at > now
+    ):
+        raise InvalidState("This event is being delivered right now.")
+    event.status = WebhookEvent.Status.PENDING
+    event.attempt_count = 0
+    event.next_attempt_at = now
+    event.lease_token = None
+    event.lease_expires_at = None
+    event.save(
+        update_fields=[
+            "status",
+            "attempt_count",
+            "next_attempt_at",
+            "lease_token",
+            "lease_expires_at",
+            "updated_at",
+        ]
+    )
+    webhook_deliver.delay_on_commit(str(event.pk))
+    return event

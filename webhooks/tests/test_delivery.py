@@ -1,0 +1,335 @@
+import base64
+import hashlib
+import hmac
+import json
+import socket
+import time
+from datetime import timedelta
+
+import pytest
+from django.db import transaction
+from django.utils import timezone
+
+from payments.services import company_rotate_signing_secret, company_set_webhook_url
+from webhooks import services, ssrf
+from webhooks.models import WebhookEvent
+from webhooks.payloads import invoice_body
+from webhooks.receiver import Reply, WebhookReceiver
+from webhooks.services import webhook_deliver, webhook_publish
+
+pytestmark = pytest.mark.django_db
+
+
+def _publish(company, status="created", invoice_id="inv-1"):
+    return webhook_publish(
+        company=company,
+        family="invoice",
+        object_id=invoice_id,
+        body=invoice_body(invoice_id=invoice_id, status=status),
+    )
+
+
+def _make_due(event):
+    WebhookEvent.objects.filter(pk=event.pk).update(next_attempt_at=timezone.now() - timedelta(seconds=1))
+
+
+def test_receiver_gets_a_body_signed_as_documented(merchant, receiver):
+    event = _publish(merchant.company)
+
+    attempt = webhook_deliver(event_id=event.pk)
+
+    assert attempt.succeeded
+    (got,) = receiver.received
+    assert got.body == b'{"invoiceId":"inv-1","status":"created","message":"Invoice created"}'
+    independent = hmac.new(merchant.signing_secret.strip().encode(), got.body, hashlib.sha512).hexdigest()
+    assert got.headers["signature"] == independent
+    key = base64.b64decode(merchant.signing_secret.removeprefix("whsec_"))
+    signed = f"{got.headers['webhook-id']}.{got.headers['webhook-timestamp']}.".encode() + got.body
+    assert (
+        got.headers["webhook-signature"]
+        == "v1," + base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
+    )
+    assert got.headers["webhook-id"] == str(event.pk)
+    assert abs(int(got.headers["webhook-timestamp"]) - time.time()) < 30
+    assert got.headers["content-type"] == "application/json"
+    assert got.headers["user-agent"].startswith("Kassa-Webhooks/")
+    event.refresh_from_db()
+    assert event.status == "delivered"
+    assert event.delivered_at is not None
+
+
+def test_500_twice_then_200_is_three_attempts_and_one_delivery(merchant, receiver):
+    receiver.replies = [Reply(status=500, body=b"boom"), Reply(status=500, body=b"boom again")]
+    event = _publish(merchant.company)
+
+    first = webhook_deliver(event_id=event.pk)
+    early = webhook_deliver(event_id=event.pk)  # not due yet: the 5 s retry has not come
+    _make_due(event)
+    second = webhook_deliver(event_id=event.pk)
+    _make_due(event)
+    third = webhook_deliver(event_id=event.pk)
+    _make_due(event)
+    after = webhook_deliver(event_id=event.pk)
+
+    assert early is None and after is None
+    assert [a.status_code for a in (first, second, third)] == [500, 500, 200]
+    assert [a.succeeded for a in event.attempts.order_by("number")] == [False, False, True]
+    assert first.response_excerpt == "boom"
+    assert len(receiver.received) == 3
+    assert len({r.headers["webhook-id"] for r in receiver.received}) == 1
+    event.refresh_from_db()
+    assert event.status == "delivered"
+
+
+def test_a_failed_attempt_is_rescheduled_after_about_five_seconds(merchant, receiver):
+    receiver.replies = [Reply(status=503)]
+    event = _publish(merchant.company)
+
+    before = timezone.now()
+    webhook_deliver(event_id=event.pk)
+
+    event.refresh_from_db()
+    wait = (event.next_attempt_at - before).total_seconds()
+    assert event.status == "pending"
+    assert event.attempt_count == 1
+    assert 4.4 <= wait <= 5.7
+
+
+def test_302_is_a_failure_and_the_redirect_is_not_followed(merchant, receiver):
+    with WebhookReceiver() as elsewhere:
+        receiver.replies = [Reply(status=302, headers={"Location": elsewhere.url})]
+        event = _publish(merchant.company)
+
+        attempt = webhook_deliver(event_id=event.pk)
+
+        assert attempt.status_code == 302
+        assert not attempt.succeeded
+        assert "not followed" in attempt.error
+        assert elsewhere.received == []
+
+
+def test_a_hanging_receiver_times_out_at_ten_seconds_and_the_next_event_goes_out(merchant, receiver):
+    receiver.replies = [Reply(delay=14)]
+    hanging = _publish(merchant.company, invoice_id="slow")
+    next_one = _publish(merchant.company, invoice_id="fast")
+
+    t0 = time.monotonic()
+    attempt = webhook_deliver(event_id=hanging.pk)
+    elapsed = time.monotonic() - t0
+    following = webhook_deliver(event_id=next_one.pk)
+
+    assert 9.5 <= elapsed < 12
+    assert attempt.status_code is None
+    assert "timed out" in attempt.error
+    assert 9500 <= attempt.duration_ms < 12000
+    assert following.succeeded
+
+
+def test_connection_refused_is_a_failed_attempt(merchant, settings):
+    settings.WEBHOOK_ALLOW_PRIVATE_HOSTS = True
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # closed again when the block ends: nothing listens there
+    company_set_webhook_url(company_id=merchant.company.pk, url=f"http://127.0.0.1:{port}/hook")
+    merchant.company.refresh_from_db()
+    event = _publish(merchant.company)
+
+    attempt = webhook_deliver(event_id=event.pk)
+
+    assert not attempt.succeeded
+    assert attempt.status_code is None
+    assert "ConnectionError" in attempt.error
+
+
+def test_the_ssrf_guard_applies_at_connect_time(merchant, settings, monkeypatch):
+    with WebhookReceiver() as local:
+        # Saved while the name looked public; now it resolves to loopback (DNS rebinding).
+        company_set_webhook_url(
+            company_id=merchant.company.pk, url=f"http://hooks.shop.example:{local.port}/h"
+        )
+        merchant.company.refresh_from_db()
+        monkeypatch.setattr(
+            ssrf,
+            "_getaddrinfo",
+            lambda host, port, *a, **k: [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))],
+        )
+        event = _publish(merchant.company)
+
+        attempt = webhook_deliver(event_id=event.pk)
+
+        assert not attempt.succeeded
+        assert "SSRF" in attempt.error
+        assert local.received == []
+
+
+def test_the_last_failure_fails_the_event(merchant, receiver, settings):
+    settings.WEBHOOK_RETRY_SCHEDULE_SECONDS = [5, 300]
+    receiver.default = Reply(status=500)
+    event = _publish(merchant.company)
+
+    for _ in range(3):
+        _make_due(event)
+        webhook_deliver(event_id=event.pk)
+    event.refresh_from_db()
+    failed_schedule = event.next_attempt_at
+    _make_due(event)
+    extra = webhook_deliver(event_id=event.pk)
+
+    event.refresh_from_db()
+    assert failed_schedule is None
+    assert extra is None
+    assert event.status == "failed"
+    assert event.attempts.count() == 3
+
+
+@pytest.mark.parametrize(("failures", "base"), [(1, 5), (2, 300), (3, 1800), (4, 7200), (9, 86400)])
+def test_retry_delays_follow_the_schedule_with_jitter(failures, base):
+    delays = [services._retry_delay(failures) for _ in range(200)]
+
+    assert all(base * 0.9 <= d <= base * 1.1 for d in delays)
+    assert len(set(delays)) > 1  # jitter, not a fixed delay
+
+
+def test_no_more_delays_after_the_ninth_retry():
+    assert services._retry_delay(10) is None
+
+
+def test_events_of_a_company_without_url_are_skipped_then_redeliverable(merchant, receiver):
+    company_set_webhook_url(company_id=merchant.company.pk, url="")
+    merchant.company.refresh_from_db()
+    event = _publish(merchant.company)
+    assert event.status == "skipped"
+    assert webhook_deliver(event_id=event.pk) is None
+
+    company_set_webhook_url(company_id=merchant.company.pk, url=receiver.url)
+    services.webhook_redeliver(company=merchant.company, event_id=event.pk)
+    attempt = webhook_deliver(event_id=event.pk)
+
+    assert attempt.succeeded
+    assert len(receiver.received) == 1
+
+
+def test_url_removed_before_delivery_marks_the_event_skipped(merchant, receiver):
+    event = _publish(merchant.company)
+    company_set_webhook_url(company_id=merchant.company.pk, url="")
+
+    result = webhook_deliver(event_id=event.pk)
+
+    event.refresh_from_db()
+    assert result is None
+    assert event.status == "skipped"
+    assert receiver.received == []
+
+
+def test_redelivering_a_delivered_event_sends_it_again_with_the_same_id(merchant, receiver):
+    event = _publish(merchant.company)
+    webhook_deliver(event_id=event.pk)
+
+    services.webhook_redeliver(company=merchant.company, event_id=event.pk)
+    webhook_deliver(event_id=event.pk)
+
+    assert [r.headers["webhook-id"] for r in receiver.received] == [str(event.pk)] * 2
+    assert event.attempts.count() == 2
+
+
+def test_signing_uses_the_current_secret_at_send_time(merchant, receiver):
+    event = _publish(merchant.company)
+    new_secret = company_rotate_signing_secret(company_id=merchant.company.pk)
+    receiver.secret = new_secret
+
+    webhook_deliver(event_id=event.pk)
+
+    assert receiver.received[0].verified is True
+
+
+def test_publish_is_part_of_the_callers_transaction(merchant, receiver, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks() as callbacks:
+        try:
+            with transaction.atomic():
+                _publish(merchant.company)
+                raise RuntimeError("state change failed")
+        except RuntimeError:
+            pass
+
+    assert WebhookEvent.objects.count() == 0
+    assert callbacks == []
+
+
+def test_publish_enqueues_delivery_only_on_commit(
+    merchant, receiver, django_capture_on_commit_callbacks, monkeypatch
+):
+    sent = []
+    from webhooks import tasks
+
+    monkeypatch.setattr(tasks.webhook_deliver, "delay", lambda *args: sent.append(args))
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        event = _publish(merchant.company)
+        assert sent == []
+
+    for callback in callbacks:
+        callback()
+    assert sent == [(str(event.pk),)]
+
+
+def test_poller_enqueues_due_events_once_until_their_lease_expires(
+    merchant, receiver, monkeypatch, django_capture_on_commit_callbacks
+):
+    sent = []
+    from webhooks import tasks
+
+    monkeypatch.setattr(tasks.webhook_deliver, "delay", lambda *args: sent.append(args))
+    lost = _publish(merchant.company, invoice_id="lost")
+    _publish(merchant.company, invoice_id="fresh")  # its own message is on the way: not the poller's job
+    WebhookEvent.objects.filter(pk=lost.pk).update(next_attempt_at=timezone.now() - timedelta(minutes=1))
+
+    with django_capture_on_commit_callbacks(execute=True):
+        first = services.webhook_poll_due()
+        second = services.webhook_poll_due()
+        WebhookEvent.objects.filter(pk=lost.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+        third = services.webhook_poll_due()
+
+    assert (first, second, third) == (1, 0, 1)
+    assert [args[0] for args in sent] == [str(lost.pk), str(lost.pk)]
+
+
+def test_the_pollers_message_delivers_with_its_lease(
+    merchant, receiver, monkeypatch, django_capture_on_commit_callbacks
+):
+    sent = []
+    from webhooks import tasks
+
+    monkeypatch.setattr(tasks.webhook_deliver, "delay", lambda *args: sent.append(args))
+    lost = _publish(merchant.company)
+    WebhookEvent.objects.filter(pk=lost.pk).update(next_attempt_at=timezone.now() - timedelta(minutes=1))
+    with django_capture_on_commit_callbacks(execute=True):
+        services.webhook_poll_due()
+
+    duplicate = webhook_deliver(event_id=lost.pk)  # the original message, arriving late: the lease says no
+    attempt = webhook_deliver(event_id=sent[0][0], lease_token=sent[0][1])
+
+    assert duplicate is None
+    assert attempt.succeeded
+    assert len(receiver.received) == 1
+
+
+def test_an_expired_delivery_lease_is_taken_over(merchant, receiver):
+    event = _publish(merchant.company)
+    # A worker claimed it and was killed before recording anything.
+    assert services._claim(event.pk, None) is not None
+    assert webhook_deliver(event_id=event.pk) is None
+    WebhookEvent.objects.filter(pk=event.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+
+    attempt = webhook_deliver(event_id=event.pk)
+
+    assert attempt.succeeded
+
+
+def test_a_non_json_utf8_response_excerpt_is_cut_at_one_kib(merchant, receiver):
+    receiver.replies = [Reply(status=400, body=("é" * 2000).encode())]
+    event = _publish(merchant.company)
+
+    attempt = webhook_deliver(event_id=event.pk)
+
+    assert len(attempt.response_excerpt.encode("utf-8", errors="replace")) <= 1024 + 3
+    assert attempt.response_excerpt.startswith("éé")
+    assert json.loads(event.body)["status"] == "created"
