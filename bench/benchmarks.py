@@ -80,3 +80,83 @@ def _preflight(
     if not 200 <= response.status < 300:
         return f"{endpoint.method} {endpoint.path} answered {response.status}: {answer}"
     return None
+
+
+WEBHOOK_EVENTS = 300
+
+
+def _rate_and_percentiles(timings: list[float]) -> tuple[float, float, float]:
+    ordered = sorted(timings)
+    return (
+        len(timings) / sum(timings),
+        ordered[len(ordered) // 2] * 1000,
+        ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000,
+    )
+
+
+@benchmark
+def webhook_delivery(ctx: BenchContext) -> list[Result]:
+    """Deliveries/s through the outbox (claim, sign, POST, record) against a plain loop of signed POSTs.
+
+    Both run sequentially in this process against the same local receiver, each POST on a new connection
+    as delivery does, so the ratio is the cost of the outbox machinery per webhook.
+    """
+    import time
+
+    import requests
+    from django.db import transaction
+    from django.utils import timezone
+
+    from payments.models import Company
+    from payments.services import company_set_webhook_url, company_signing_secret
+    from webhooks.models import WebhookEvent
+    from webhooks.payloads import invoice_body
+    from webhooks.receiver import WebhookReceiver
+    from webhooks.services import webhook_deliver, webhook_publish
+    from webhooks.signing import signed_headers
+
+    company = Company.objects.get(pk=ctx.company_id)
+    secret = company_signing_secret(company)
+    with WebhookReceiver(secret=secret) as receiver:
+        baseline_timings = []
+        for index in range(WEBHOOK_EVENTS):
+            body = json.dumps(invoice_body(invoice_id=f"b-{index}", status="created"), separators=(",", ":"))
+            t0 = time.perf_counter()
+            headers = {
+                "Content-Type": "application/json",
+                **signed_headers(secret, f"b-{index}", int(time.time()), body.encode()),
+            }
+            requests.post(receiver.url, data=body, headers=headers, timeout=10).raise_for_status()
+            baseline_timings.append(time.perf_counter() - t0)
+
+        # Published with no URL set (skipped, so no broker message leaves), then made due for this loop.
+        company_set_webhook_url(company_id=company.pk, url="")
+        company.refresh_from_db()
+        with transaction.atomic():
+            ids = [
+                webhook_publish(
+                    company=company,
+                    family="invoice",
+                    object_id=f"d-{index}",
+                    body=invoice_body(invoice_id=f"d-{index}", status="created"),
+                ).pk
+                for index in range(WEBHOOK_EVENTS)
+            ]
+        company_set_webhook_url(company_id=company.pk, url=receiver.url)
+        WebhookEvent.objects.filter(pk__in=ids).update(status="pending", next_attempt_at=timezone.now())
+        timings, failures = [], []
+        for event_id in ids:
+            t0 = time.perf_counter()
+            attempt = webhook_deliver(event_id=event_id)
+            timings.append(time.perf_counter() - t0)
+            if attempt is None or not attempt.succeeded:
+                failures.append(f"event {event_id}: {attempt.error if attempt else 'not claimed'}")
+        bad_signatures = sum(1 for got in receiver.received if got.verified is False)
+    if bad_signatures:
+        failures.append(f"{bad_signatures} webhooks failed signature verification at the receiver")
+
+    base_rate, base_p50, base_p99 = _rate_and_percentiles(baseline_timings)
+    rate, p50, p99 = _rate_and_percentiles(timings)
+    baseline = Result("signed POST loop", base_rate, p50_ms=base_p50, p99_ms=base_p99)
+    delivered = Result("webhook deliveries", rate, p50_ms=p50, p99_ms=p99, failures=failures[:5])
+    return with_ratios([baseline, delivered], baseline="signed POST loop")
