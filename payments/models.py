@@ -28,6 +28,7 @@ class Company(models.Model):
     webhook_url = models.CharField(max_length=2048, blank=True)
     redirect_url = models.CharField(max_length=2048, blank=True)
     allowed_assets = models.JSONField(default=_all_base_assets)
+    default_fee_payer = models.CharField(max_length=16, default="buyer")  # "buyer" or "merchant"
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -43,3 +44,233 @@ class Company(models.Model):
     @property
     def uid_prefix(self) -> str:
         return f"{self.number:03d}"
+
+
+MONEY = {"max_digits": 36, "decimal_places": 18}
+
+
+class FeePayer(models.TextChoices):
+    BUYER = "buyer"
+    MERCHANT = "merchant"
+
+
+# --- Ledger ---------------------------------------------------------------------------------------------
+
+
+class Account(models.Model):
+    """A company's balance in one payment code. Changed only by payments.ledger, under a row lock."""
+
+    company = models.ForeignKey(Company, on_delete=models.PROTECT, related_name="accounts")
+    code = models.CharField(max_length=16)
+    available = models.DecimalField(**MONEY, default=0)
+    held = models.DecimalField(**MONEY, default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["company", "code"], name="account_company_code_unique"),
+            models.CheckConstraint(
+                condition=models.Q(available__gte=0), name="account_available_not_negative"
+            ),
+            models.CheckConstraint(condition=models.Q(held__gte=0), name="account_held_not_negative"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.company_id}/{self.code}: {self.available} (+{self.held} held)"
+
+
+class LedgerEntry(models.Model):
+    """Append-only: never updated or deleted; a correction is a new entry."""
+
+    class Kind(models.TextChoices):
+        DEPOSIT_CREDIT = "deposit_credit"  # static address deposit, confirmed
+        INVOICE_CREDIT = "invoice_credit"  # invoice payment, confirmed (net of fee when the merchant pays it)
+        WITHDRAWAL_HOLD = "withdrawal_hold"  # available -> held at acceptance
+        WITHDRAWAL_RELEASE = "withdrawal_release"  # held -> available on rejection
+        WITHDRAWAL_POST = "withdrawal_post"  # held leaves on completion
+        ADJUSTMENT = "adjustment"
+
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="entries")
+    kind = models.CharField(max_length=24, choices=Kind.choices)
+    available_delta = models.DecimalField(**MONEY)
+    held_delta = models.DecimalField(**MONEY)
+    # What caused it, e.g. "deposit:42" or "withdrawal:007-1042"; one entry per (account, kind, reference)
+    # makes a replayed credit or a retried task a database error rather than a second payment.
+    reference = models.CharField(max_length=100)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["account", "kind", "reference"], name="ledger_entry_once"),
+            models.CheckConstraint(
+                condition=models.Q(
+                    kind__in=[
+                        "deposit_credit",
+                        "invoice_credit",
+                        "withdrawal_hold",
+                        "withdrawal_release",
+                        "withdrawal_post",
+                        "adjustment",
+                    ]
+                ),
+                name="ledger_entry_kind_valid",
+            ),
+        ]
+        indexes = [models.Index(fields=["account", "created_at"], name="ledger_account_time_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.available_delta}/{self.held_delta} ({self.reference})"
+
+
+# --- Deposit addresses ----------------------------------------------------------------------------------
+
+
+class DerivationCounter(models.Model):
+    """The next unused derivation index of a key family, handed out under a row lock."""
+
+    family = models.CharField(max_length=16, primary_key=True)
+    next_index = models.PositiveBigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.family}: {self.next_index}"
+
+
+class DepositAddress(models.Model):
+    class Owner(models.TextChoices):
+        INVOICE = "invoice"
+        STATIC = "static"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    company = models.ForeignKey(Company, on_delete=models.PROTECT, related_name="deposit_addresses")
+    code = models.CharField(max_length=16)
+    address = models.CharField(max_length=128)
+    tag = models.CharField(max_length=64, blank=True)  # "" when the chain has no tags (never NULL: unique)
+    derivation_index = models.PositiveBigIntegerField()
+    owner = models.CharField(max_length=16, choices=Owner.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            # Never two owners on one (address, tag): a transfer must route to exactly one place.
+            models.UniqueConstraint(fields=["address", "tag"], name="deposit_address_unique"),
+            models.CheckConstraint(
+                condition=models.Q(owner__in=["invoice", "static"]), name="deposit_owner_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.code}:{self.address}{'#' + self.tag if self.tag else ''}"
+
+
+class StaticDepositAddress(models.Model):
+    """A permanent address for one of the merchant's users (DECISIONS.md §8)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    company = models.ForeignKey(Company, on_delete=models.PROTECT, related_name="static_addresses")
+    deposit_address = models.OneToOneField(DepositAddress, on_delete=models.PROTECT, related_name="static")
+    code = models.CharField(max_length=16)
+    internal_user_id = models.CharField(max_length=128)
+    email = models.EmailField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["company", "code", "internal_user_id"], name="static_address_user_unique"
+            ),
+        ]
+        indexes = [models.Index(fields=["company", "code", "email"], name="static_address_email_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.code} for {self.internal_user_id}"
+
+
+# --- Deposits -------------------------------------------------------------------------------------------
+
+
+class Deposit(models.Model):
+    """A transfer seen on a chain, recorded once per (code, txid, output index), routed or not."""
+
+    class Status(models.TextChoices):
+        SEEN = "seen"  # in the mempool or below the required confirmations
+        CONFIRMED = "confirmed"
+        FAILED = "failed"
+        FROZEN = "frozen"
+
+    code = models.CharField(max_length=16)
+    txid = models.CharField(max_length=128)
+    output_index = models.PositiveIntegerField(default=0)
+    address = models.CharField(max_length=128)
+    tag = models.CharField(max_length=64, blank=True)
+    from_address = models.CharField(max_length=128, blank=True)
+    amount = models.DecimalField(**MONEY)
+    confirmations = models.PositiveIntegerField(default=0)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.SEEN)
+    deposit_address = models.ForeignKey(
+        DepositAddress, null=True, on_delete=models.PROTECT, related_name="deposits"
+    )  # NULL: sent to an address we do not know; recorded, never dropped
+    company = models.ForeignKey(Company, null=True, on_delete=models.PROTECT, related_name="deposits")
+    is_late = models.BooleanField(default=False)  # arrived after its invoice was final
+    seen_at = models.DateTimeField(auto_now_add=True)
+    confirmed_at = models.DateTimeField(null=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["code", "txid", "output_index"], name="deposit_transfer_once"),
+            models.CheckConstraint(condition=models.Q(amount__gt=0), name="deposit_amount_positive"),
+            models.CheckConstraint(
+                condition=models.Q(status__in=["seen", "confirmed", "failed", "frozen"]),
+                name="deposit_status_valid",
+            ),
+        ]
+        indexes = [models.Index(fields=["status", "code"], name="deposit_open_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.code}:{self.txid}:{self.output_index} {self.amount} ({self.status})"
+
+
+# --- Sandbox chain --------------------------------------------------------------------------------------
+
+
+class SandboxBlock(models.Model):
+    code = models.CharField(max_length=16)
+    height = models.PositiveBigIntegerField()
+    mined_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["code", "height"], name="sandbox_block_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.code} #{self.height}"
+
+
+class SandboxTransaction(models.Model):
+    """A transaction on the simulated chain of one code; confirmations = tip - block_height + 1."""
+
+    class Kind(models.TextChoices):
+        DEPOSIT = "deposit"  # into the gateway (sandbox API / pay page simulator)
+        WITHDRAWAL = "withdrawal"  # broadcast by the gateway
+
+    class Outcome(models.TextChoices):
+        CONFIRM = "confirm"
+        FAIL = "fail"  # fails on chain once mined
+        FREEZE = "freeze"  # blocked by compliance once mined
+
+    code = models.CharField(max_length=16)
+    txid = models.CharField(max_length=128, unique=True)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    from_address = models.CharField(max_length=128, blank=True)
+    to_address = models.CharField(max_length=128)
+    tag = models.CharField(max_length=64, blank=True)
+    amount = models.DecimalField(**MONEY)
+    outcome = models.CharField(max_length=16, choices=Outcome.choices, default=Outcome.CONFIRM)
+    block_height = models.PositiveBigIntegerField(null=True)  # NULL: in the mempool
+    reference = models.CharField(max_length=100, blank=True)  # withdrawal uid for broadcasts
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["code", "block_height"], name="sandbox_tx_block_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.code} {self.txid}"

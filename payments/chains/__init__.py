@@ -1,0 +1,1 @@
+"""Network families: deposit address derivation and chain backends (ARCHITECTURE.md, Chains)."""
