@@ -160,3 +160,85 @@ def webhook_delivery(ctx: BenchContext) -> list[Result]:
     baseline = Result("signed POST loop", base_rate, p50_ms=base_p50, p99_ms=base_p99)
     delivered = Result("webhook deliveries", rate, p50_ms=p50, p99_ms=p99, failures=failures[:5])
     return with_ratios([baseline, delivered], baseline="signed POST loop")
+
+
+DEPOSIT_ADDRESSES = 100_000
+DEPOSIT_TRANSFERS = 1000
+
+
+@benchmark
+def deposit_ingestion(ctx: BenchContext) -> list[Result]:
+    """Transfers/s through ingestion (route among 100,000 addresses, record, credit, two webhooks) against
+    a loop of one-row inserts, each in its own transaction, measured in the same run."""
+    import secrets
+    import time
+    from decimal import Decimal
+
+    from django.db import transaction
+
+    from bench.models import BaselineRow
+    from payments.chains.base import ChainTransfer
+    from payments.deposits import deposit_ingest
+    from payments.models import Company, DepositAddress, StaticDepositAddress
+
+    company = Company.objects.get(pk=ctx.company_id)
+    company.webhook_url = ""  # events are recorded (skipped): no broker traffic in the measurement
+    company.save(update_fields=["webhook_url"])
+    run = secrets.token_hex(4)
+    with transaction.atomic():
+        addresses = DepositAddress.objects.bulk_create(
+            [
+                DepositAddress(
+                    company=company,
+                    code="btc",
+                    address=f"bench-{run}-{i}",
+                    tag="",
+                    derivation_index=i,
+                    owner="static",
+                )
+                for i in range(DEPOSIT_ADDRESSES)
+            ],
+            batch_size=5000,
+        )
+        StaticDepositAddress.objects.bulk_create(
+            [
+                StaticDepositAddress(
+                    company=company, deposit_address=a, code="btc", internal_user_id=a.address
+                )
+                for a in addresses
+            ],
+            batch_size=5000,
+        )
+    targets = [addresses[i * (DEPOSIT_ADDRESSES // DEPOSIT_TRANSFERS)] for i in range(DEPOSIT_TRANSFERS)]
+
+    baseline_timings = []
+    for _ in range(DEPOSIT_TRANSFERS):
+        t0 = time.perf_counter()
+        with transaction.atomic():
+            BaselineRow.objects.create()
+        baseline_timings.append(time.perf_counter() - t0)
+
+    timings, failures = [], []
+    for index, target in enumerate(targets):
+        transfer = ChainTransfer(
+            code="btc",
+            txid=f"{run}-{index:08d}",
+            output_index=0,
+            address=target.address,
+            tag="",
+            amount=Decimal("0.001"),
+            confirmations=6,
+        )
+        t0 = time.perf_counter()
+        deposit = deposit_ingest(transfer)
+        timings.append(time.perf_counter() - t0)
+        if deposit.status != "confirmed" or deposit.deposit_address_id != target.pk:
+            failures.append(f"transfer {index} ended {deposit.status}")
+
+    base_rate, base_p50, base_p99 = _rate_and_percentiles(baseline_timings)
+    rate, p50, p99 = _rate_and_percentiles(timings)
+    baseline = Result("one-row insert loop", base_rate, p50_ms=base_p50, p99_ms=base_p99)
+    ingested = Result(
+        f"deposit ingest ({DEPOSIT_ADDRESSES:,} addr)", rate, p50_ms=p50, p99_ms=p99, failures=failures[:5]
+    )
+    return with_ratios([baseline, ingested], baseline="one-row insert loop")

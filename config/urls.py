@@ -7,7 +7,9 @@ from payments.errors import api_not_found
 
 api_patterns: list[URLPattern | URLResolver] = [
     path("", include("payments.api.urls")),
+    path("", include("payments.api.urls_deposits")),
     path("", include("webhooks.api.urls")),
+    path("", include("invoices.api.urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("redoc/", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),
@@ -16,6 +18,7 @@ api_patterns: list[URLPattern | URLResolver] = [
 
 urlpatterns = [
     path("healthz", core_views.healthz, name="healthz"),
+    path("sandbox/tx/<str:txid>", core_views.sandbox_transaction, name="sandbox-tx"),
     path("api/", include(api_patterns)),
     path("admin/", admin.site.urls),
 ]

@@ -6,4 +6,7 @@ class PaymentsConfig(AppConfig):
     verbose_name = "Payments core"
 
     def ready(self) -> None:
-        from payments import schema  # noqa: F401 - registers the OpenAPI auth extension
+        from payments import (
+            schema,  # noqa: F401 - registers the OpenAPI auth extension
+            static_deposits,  # noqa: F401 - registers the static address deposit handler
+        )

@@ -127,6 +127,10 @@ def flatten_drf_errors(detail: Any, prefix: str = "") -> list[FieldError]:
     if isinstance(detail, Mapping):
         flat: list[FieldError] = []
         for key, value in detail.items():
+            if isinstance(key, int):  # DRF keys a list's failing children by index
+                path = f"{prefix}[{key}]"
+                flat.extend(flatten_drf_errors(value, path))
+                continue
             name = "" if key == "non_field_errors" else str(key)
             path = f"{prefix}.{name}" if prefix and name else (prefix or name)
             flat.extend(flatten_drf_errors(value, path))

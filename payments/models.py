@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -29,6 +30,8 @@ class Company(models.Model):
     redirect_url = models.CharField(max_length=2048, blank=True)
     allowed_assets = models.JSONField(default=_all_base_assets)
     default_fee_payer = models.CharField(max_length=16, default="buyer")  # "buyer" or "merchant"
+    # Service fee on invoices, percent of the converted total; NULL = the INVOICE_FEE_PERCENT setting.
+    fee_percent = models.DecimalField(max_digits=5, decimal_places=2, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -46,7 +49,7 @@ class Company(models.Model):
         return f"{self.number:03d}"
 
 
-MONEY = {"max_digits": 36, "decimal_places": 18}
+MONEY: dict[str, Any] = {"max_digits": 36, "decimal_places": 18}
 
 
 class FeePayer(models.TextChoices):
@@ -271,6 +274,14 @@ class SandboxTransaction(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["code", "block_height"], name="sandbox_tx_block_idx")]
+        constraints = [
+            # A broadcast happens once per withdrawal, whatever a retried task does.
+            models.UniqueConstraint(
+                fields=["kind", "reference"],
+                condition=~models.Q(reference=""),
+                name="sandbox_tx_reference_once",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.code} {self.txid}"

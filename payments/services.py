@@ -114,3 +114,12 @@ def company_set_webhook_url(*, company_id: UUID | str, url: str) -> Company:
     company.webhook_url = url
     company.save(update_fields=["webhook_url", "updated_at"])
     return company
+
+
+@transaction.atomic
+def company_set_redirect_url(*, company_id: UUID | str, url: str) -> Company:
+    """The default redirect after a paid invoice; "" = stay on the pay page."""
+    company = Company.objects.select_for_update().get(pk=company_id)
+    company.redirect_url = url
+    company.save(update_fields=["redirect_url", "updated_at"])
+    return company

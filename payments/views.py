@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, render
 
 from payments.errors import problem_json_response
 
@@ -50,3 +50,31 @@ def server_error(request: HttpRequest) -> HttpResponse:
             500, "internal_error", "Something went wrong on our side; it was logged."
         )
     return render(request, "500.html", status=500)
+
+
+def sandbox_transaction(request: HttpRequest, txid: str) -> HttpResponse:
+    """The explorer page that sandbox `txHash` links point to."""
+    from payments.assets import get_asset
+    from payments.chains.sandbox import confirmations, tip_height
+    from payments.models import SandboxTransaction
+    from payments.money import number_text
+
+    tx = get_object_or_404(SandboxTransaction, txid=txid)
+    asset = get_asset(tx.code)
+    tip = tip_height(tx.code)
+    confirmed = confirmations(tx, tip)
+    if tx.block_height is None:
+        state = "pending"
+    elif tx.outcome != SandboxTransaction.Outcome.CONFIRM:
+        state = "failed" if tx.outcome == SandboxTransaction.Outcome.FAIL else "frozen"
+    else:
+        state = "confirmed" if confirmed >= asset.confirmations else "confirming"
+    context = {
+        "tx": tx,
+        "asset": asset,
+        "amount": number_text(tx.amount),
+        "tip": tip,
+        "confirmations": confirmed,
+        "state": state,
+    }
+    return render(request, "sandbox/tx.html", context)

@@ -8,6 +8,8 @@ export DJANGO_SETTINGS_MODULE="${DJANGO_SETTINGS_MODULE:-config.settings.dev}"
 export PORT="${PORT:-8000}"
 # Local receivers (127.0.0.1) are the point of development; production keeps this off.
 export WEBHOOK_ALLOW_PRIVATE_HOSTS="${WEBHOOK_ALLOW_PRIVATE_HOSTS:-true}"
+# The sandbox chain mines a block this often, so payments confirm on their own while you watch.
+export SANDBOX_BLOCK_SECONDS="${SANDBOX_BLOCK_SECONDS:-15}"
 export PYTHONUNBUFFERED=1
 bin=.venv/bin
 

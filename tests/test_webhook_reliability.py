@@ -50,7 +50,7 @@ def test_sigkilled_worker_then_restart_delivers_every_event(tmp_path):
         ]
         first = start_worker(tmp_path, "first", **FAST)
         try:
-            assert _wait_for(lambda: len(receiver.received) >= 8, 60), "the first worker never delivered"
+            assert _wait_for(lambda: len(receiver.received) >= 8, 120), "the first worker never delivered"
         finally:
             kill_tree(first, signal.SIGKILL)
         at_kill = len(receiver.received)
@@ -59,7 +59,7 @@ def test_sigkilled_worker_then_restart_delivers_every_event(tmp_path):
         second = start_worker(tmp_path, "second", **FAST)
         try:
             all_delivered = _wait_for(
-                lambda: WebhookEvent.objects.filter(status="delivered").count() == EVENTS, 90
+                lambda: WebhookEvent.objects.filter(status="delivered").count() == EVENTS, 180
             )
         finally:
             kill_tree(second, signal.SIGTERM)

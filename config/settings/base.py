@@ -218,3 +218,67 @@ CELERY_BEAT_SCHEDULE["webhook-poll-due"] = {
     "task": "webhooks.tasks.webhook_poll_due",
     "schedule": WEBHOOK_POLL_SECONDS,
 }
+
+# --- Chains ---------------------------------------------------------------------------------------------
+# Payment code -> backend ("sandbox" or a dotted path); every code not named runs on the sandbox chain.
+CHAIN_BACKENDS = json.loads(env.str("CHAIN_BACKENDS", default="{}"))
+# Family -> account-level extended public key, e.g. {"btc": "zpub...", "evm": "xpub..."}; a public
+# development key (sandbox only!) is used for families without one. TON: one address plus a tag.
+CHAIN_XPUBS = json.loads(env.str("CHAIN_XPUBS", default="{}"))
+TON_DEPOSIT_ADDRESS = env.str("TON_DEPOSIT_ADDRESS", default="")
+CHAIN_POLL_SECONDS = env.float("CHAIN_POLL_SECONDS", default=15)
+# Beat mines a sandbox block this often; 0 turns it off (tests). `make run` sets it.
+SANDBOX_BLOCK_SECONDS = env.float("SANDBOX_BLOCK_SECONDS", default=0)
+CELERY_BEAT_SCHEDULE["chain-poll"] = {"task": "payments.tasks.chain_poll_all", "schedule": CHAIN_POLL_SECONDS}
+if SANDBOX_BLOCK_SECONDS:
+    CELERY_BEAT_SCHEDULE["sandbox-mine"] = {
+        "task": "payments.tasks.sandbox_mine_block",
+        "schedule": SANDBOX_BLOCK_SECONDS,
+    }
+
+# --- Invoices -------------------------------------------------------------------------------------------
+# Service fee in percent of the converted total (a company's own fee_percent wins).
+INVOICE_FEE_PERCENT = env.str("INVOICE_FEE_PERCENT", default="1")
+INVOICE_EXPIRY_SWEEP_SECONDS = env.float("INVOICE_EXPIRY_SWEEP_SECONDS", default=30)
+INVOICE_EXPIRY_BATCH = 1000
+# Public endpoints (GET invoice, proceed), per client address, shared through the cache.
+INVOICE_PUBLIC_RATE = env.str("INVOICE_PUBLIC_RATE", default="120/min")
+NUM_PROXIES = env.int("NUM_PROXIES", default=0)  # proxies in front of gunicorn setting X-Forwarded-For
+REST_FRAMEWORK["NUM_PROXIES"] = NUM_PROXIES
+REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {"invoice_public": INVOICE_PUBLIC_RATE}
+CELERY_BEAT_SCHEDULE["invoice-expiry"] = {
+    "task": "invoices.tasks.invoice_expire_due",
+    "schedule": INVOICE_EXPIRY_SWEEP_SECONDS,
+}
+
+# --- Rates (payments/rates.py) --------------------------------------------------------------------------
+# "static" (the table below, overlaid by RATES_FILE, which `manage.py update_rates` writes), "http" (a
+# CoinGecko-style /simple/price API), or a dotted path to a RateProvider class.
+RATES_PROVIDER = env.str("RATES_PROVIDER", default="static")
+# USD per one unit, as strings (never floats). The RATES_STATIC_USD environment variable (JSON) overrides
+# single entries; its numbers are read as text so none passes through a float.
+RATES_STATIC_USD = {
+    "eur": "1.08",
+    "btc": "92000",
+    "eth": "3100",
+    "usdt": "1",
+    "usdc": "1",
+    "sol": "140",
+    "ton": "5.4",
+    "bnb": "610",
+    "ltc": "85",
+    "trx": "0.24",
+    "bch": "420",
+    "near": "4.8",
+}
+RATES_STATIC_USD.update(json.loads(env.str("RATES_STATIC_USD", default="{}"), parse_float=str))
+RATES_FILE = Path(env.str("RATES_FILE", default=str(VAR_DIR / "rates.json")))
+RATES_HTTP_URL = env.str("RATES_HTTP_URL", default="https://api.coingecko.com/api/v3").rstrip("/")
+RATES_HTTP_API_KEY = env.str("RATES_HTTP_API_KEY", default="")  # sent as x-cg-demo-api-key when set
+RATES_HTTP_CONNECT_TIMEOUT_SECONDS = 3
+RATES_HTTP_TIMEOUT_SECONDS = 10
+# One fetch serves every process (through the cache) this long; a symbol's last good price then covers
+# API failures this much longer before rates become unavailable (503 rate_unavailable).
+RATES_CACHE_SECONDS = env.int("RATES_CACHE_SECONDS", default=60)
+RATES_STALE_SECONDS = env.int("RATES_STALE_SECONDS", default=3600)
+# --- end Rates ------------------------------------------------------------------------------------------

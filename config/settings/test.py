@@ -1,5 +1,7 @@
 """pytest: DATABASE_URL/REDIS_URL when given (CI: PostgreSQL + Redis), else SQLite and local memory."""
 
+import os
+
 from .base import *  # noqa: F403
 from .base import DATABASES, VAR_DIR
 
@@ -17,6 +19,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {}
 CELERY_TASK_ALWAYS_EAGER = False
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # A file, not :memory:, so worker processes started by reliability tests see the same database.
-    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-kassa.sqlite3")}
+    # Per process, so two test runs on one machine never share (and break) one file.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-kassa-{os.getpid()}.sqlite3")}
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 WHITENOISE_USE_FINDERS = True  # serve app static files without collectstatic in tests

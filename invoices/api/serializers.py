@@ -1,0 +1,171 @@
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any, Literal
+
+from rest_framework import serializers
+
+from invoices.models import Invoice
+from payments.api.fields import CodeField, StrictCharField
+from payments.assets import BASE_ASSETS, INVOICE_CURRENCIES, get_asset, price_decimals
+from payments.chains.base import get_backend
+from payments.errors import UnsupportedCurrency
+from payments.models import MONEY
+from payments.money import format_amount, number_text
+from payments.wire import iso_utc
+
+View = Literal["create", "fill", "read"]
+
+
+class PriceField(serializers.DecimalField):
+    """An item price: JSON number or numeric string, any sign; rounded later to the currency's decimals."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        # More decimals than the column are allowed in: API.md says prices are rounded, not refused.
+        super().__init__(max_digits=60, decimal_places=40, **kwargs)
+
+    def to_internal_value(self, data: Any) -> Decimal:
+        if isinstance(data, bool) or not isinstance(data, str | int | Decimal):
+            raise serializers.ValidationError("Must be a number or a numeric string.", code="invalid")
+        value: Decimal = super().to_internal_value(data)
+        if abs(value) >= Decimal(10) ** (MONEY["max_digits"] - MONEY["decimal_places"]):
+            raise serializers.ValidationError("Price out of range.", code="invalid")
+        return value
+
+
+class ItemInputSerializer(serializers.Serializer):
+    name = StrictCharField(max_length=500, allow_blank=True, trim_whitespace=False)
+    price = PriceField()
+
+
+class CurrencyField(StrictCharField):
+    def to_internal_value(self, data: Any) -> str:
+        value = super().to_internal_value(data).strip().lower()
+        if value not in INVOICE_CURRENCIES:
+            raise serializers.ValidationError(
+                f"{value!r} is not an invoice currency ({', '.join(INVOICE_CURRENCIES)})",
+                code=UnsupportedCurrency.code,
+            )
+        return value
+
+
+class StrictBooleanField(serializers.BooleanField):
+    def to_internal_value(self, data: Any) -> bool:
+        if not isinstance(data, bool):
+            raise serializers.ValidationError("Must be true or false.", code="invalid")
+        return data
+
+
+class RedirectUrlField(StrictCharField):
+    def to_internal_value(self, data: Any) -> str:
+        value = super().to_internal_value(data).strip()
+        if value and not serializers.URLField().run_validation(value):
+            raise serializers.ValidationError("Enter a valid URL.", code="invalid")
+        if value and not value.lower().startswith(("http://", "https://")):
+            raise serializers.ValidationError("Only http and https URLs.", code="invalid")
+        return value
+
+
+class InvoiceCreateInputSerializer(serializers.Serializer):
+    invoiceCurrency = CurrencyField()
+    items = ItemInputSerializer(many=True, allow_empty=False)
+    isMerchantPaysFee = StrictBooleanField(required=False, default=False)
+    paymentCurrency = CodeField(required=False, allow_null=True, max_length=16)
+    redirectURL = RedirectUrlField(required=False, allow_null=True, allow_blank=True, max_length=2048)
+
+
+class InvoiceProceedInputSerializer(serializers.Serializer):
+    clientEmail = serializers.EmailField(max_length=254)
+    paymentCurrency = StrictCharField(required=False, allow_null=True, max_length=16)
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, dict) and "clientEmail" in data and not isinstance(data["clientEmail"], str):
+            raise serializers.ValidationError({"clientEmail": ["Must be a string."]}, code="invalid")
+        return super().to_internal_value(data)
+
+
+class InvoiceListFilterSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=Invoice.Status.choices, required=False)
+
+
+def _redirect(invoice: Invoice) -> str | None:
+    return invoice.redirect_url or invoice.company.redirect_url or None
+
+
+def _transactions(invoice: Invoice) -> list[dict[str, Any]]:
+    deposits = getattr(invoice.deposit_address, "transactions", None) if invoice.deposit_address else None
+    if not deposits:
+        return []
+    backend = get_backend(invoice.payment_code)
+    return [
+        {
+            "id": str(deposit.pk),
+            "amount": number_text(deposit.amount),
+            "from": deposit.code,
+            "txHash": backend.explorer_url(deposit.code, deposit.txid),
+            "companyId": str(invoice.company_id),
+            "invoiceId": str(invoice.pk),
+            "addressId": str(invoice.deposit_address_id),
+            "createdAt": iso_utc(deposit.seen_at),
+            # Additive (DECISIONS.md): where the transaction stands.
+            "status": deposit.status,
+            "confirmations": deposit.confirmations,
+            "isLate": deposit.is_late,
+        }
+        for deposit in deposits
+    ]
+
+
+def invoice_representation(invoice: Invoice, *, view: View) -> dict[str, Any]:
+    """API.md 2.4, field order and presence exactly as documented for each response."""
+    company = invoice.company
+    allowed = set(company.allowed_assets)
+    decimals = price_decimals(invoice.invoice_currency)
+    content: dict[str, Any] = {
+        "invoiceCurrency": invoice.invoice_currency,
+        "items": [
+            {"name": item.name, "price": format_amount(item.price, decimals=decimals)}
+            for item in invoice.items.all()
+        ],
+        "paymentCurrency": invoice.payment_code or invoice.fixed_payment_code or None,
+        "isMerchantPaysFee": invoice.is_merchant_pays_fee,
+    }
+    if view == "create":
+        content["redirectURL"] = _redirect(invoice)
+    body: dict[str, Any] = {
+        "id": str(invoice.pk),
+        "status": invoice.status,
+        "createdAt": iso_utc(invoice.created_at),
+        "company": {
+            "name": company.name,
+            "logoUrl": company.logo_url,
+            "assets": [{"asset": base, "isAllowed": base in allowed} for base in BASE_ASSETS],
+        },
+        "invoiceContent": content,
+    }
+    if view == "create":
+        return body
+    body["redirectURL"] = _redirect(invoice)
+    if invoice.filled_at is None:
+        return body
+    asset = get_asset(invoice.payment_code)
+    assert invoice.deposit_address is not None and invoice.amount_due is not None and invoice.fee is not None
+    body["clientEmail"] = invoice.client_email
+    body["address"] = {
+        "id": str(invoice.deposit_address_id),
+        "address": invoice.deposit_address.address,
+        "tag": invoice.deposit_address.tag or None,
+        "asset": asset.code,
+    }
+    body["paymentDetails"] = {
+        "rate": number_text(invoice.rate or Decimal(0)),
+        "invoiceFee": format_amount(invoice.fee, decimals=asset.display_decimals),
+        "amount": format_amount(invoice.amount_due, decimals=asset.display_decimals),
+        "paidAmount": number_text(invoice.paid_amount),
+        "isOverpaid": invoice.is_overpaid,
+    }
+    transactions = _transactions(invoice)
+    if transactions:
+        body["invoiceTransactions"] = transactions
+    body["expiredAt"] = iso_utc(invoice.expired_at) if invoice.expired_at else None
+    return body

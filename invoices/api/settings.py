@@ -1,0 +1,100 @@
+"""Company payment settings: underpayment limits and the default redirect URL (DECISIONS.md §4, §8)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from django.db import transaction
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from invoices.api.serializers import RedirectUrlField
+from invoices.models import UnderpaymentLimit
+from payments.api.fields import check_asset_decimals
+from payments.assets import all_assets, get_asset
+from payments.auth import current_company
+from payments.errors import FieldError, UnsupportedAsset, ValidationFailed, flatten_drf_errors
+from payments.models import Company
+from payments.money import number_text
+from payments.services import company_set_redirect_url
+
+
+class LimitSerializer(serializers.Serializer):
+    static = serializers.DecimalField(max_digits=36, decimal_places=18, min_value=Decimal(0))
+    percentage = serializers.DecimalField(
+        max_digits=5, decimal_places=2, min_value=Decimal(0), max_value=Decimal(100)
+    )
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, dict):
+            for key in ("static", "percentage"):
+                if isinstance(data.get(key), bool | float):
+                    raise serializers.ValidationError({key: ["Must be a number or a numeric string."]})
+        return super().to_internal_value(data)
+
+
+def limits_body(company: Company) -> dict[str, Any]:
+    saved = {limit.code: limit for limit in UnderpaymentLimit.objects.filter(company=company)}
+    body = {}
+    for asset in all_assets():
+        limit = saved.get(asset.code)
+        body[asset.code] = {
+            "static": number_text(limit.static) if limit else "0",
+            "percentage": limit.percentage.normalize() if limit else Decimal(0),
+        }
+    return {"assets": body}
+
+
+class UnderpaymentLimitsApi(APIView):
+    @extend_schema(responses={200: dict})
+    def get(self, request: Request) -> Response:
+        return Response(limits_body(current_company(request)))
+
+    @extend_schema(request=dict, responses={200: dict})
+    def patch(self, request: Request) -> Response:
+        company = current_company(request)
+        assets = request.data.get("assets") if isinstance(request.data, dict) else None
+        if not isinstance(assets, dict) or not assets:
+            raise ValidationFailed([FieldError("assets", "required", "an object keyed by payment code")])
+        errors: list[FieldError] = []
+        changes: dict[str, dict[str, Decimal]] = {}
+        for key, value in assets.items():
+            try:
+                code = get_asset(key).code
+            except UnsupportedAsset as exc:
+                errors.append(FieldError(f"assets.{key}", UnsupportedAsset.code, exc.detail))
+                continue
+            limit = LimitSerializer(data=value)
+            if not limit.is_valid():
+                errors += flatten_drf_errors(limit.errors, f"assets.{key}")
+                continue
+            try:
+                check_asset_decimals(limit.validated_data["static"], code, field="static")
+            except serializers.ValidationError as exc:
+                errors += flatten_drf_errors(exc.detail, f"assets.{key}")
+                continue
+            changes[code] = limit.validated_data
+        if errors:
+            raise ValidationFailed(errors)  # all or nothing
+        with transaction.atomic():
+            for code, values in changes.items():
+                UnderpaymentLimit.objects.update_or_create(company=company, code=code, defaults=values)
+        return Response(limits_body(company))
+
+
+class RedirectUrlInputSerializer(serializers.Serializer):
+    redirectURL = RedirectUrlField(allow_null=True, allow_blank=True, max_length=2048)
+
+
+class CompanyRedirectUrlApi(APIView):
+    @extend_schema(request=RedirectUrlInputSerializer, responses={200: RedirectUrlInputSerializer})
+    def put(self, request: Request) -> Response:
+        data = RedirectUrlInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        company = current_company(request)
+        company_set_redirect_url(company_id=company.pk, url=data.validated_data["redirectURL"] or "")
+        return Response({"redirectURL": data.initial_data["redirectURL"]})

@@ -1,0 +1,148 @@
+from __future__ import annotations
+
+from uuid import UUID
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.throttling import SimpleRateThrottle
+from rest_framework.views import APIView
+
+from invoices import selectors, services
+from invoices.api.serializers import (
+    InvoiceCreateInputSerializer,
+    InvoiceListFilterSerializer,
+    InvoiceProceedInputSerializer,
+    invoice_representation,
+)
+from invoices.services import ItemInput
+from payments.addresses import InvalidAddress, validate_address
+from payments.api.fields import StrictCharField
+from payments.auth import ApiCredential, current_company
+from payments.errors import FieldError, ValidationFailed
+
+
+class PublicInvoiceThrottle(SimpleRateThrottle):
+    """Per client address, counted in the shared cache (Redis in production) across web processes."""
+
+    scope = "invoice_public"
+
+    def get_cache_key(self, request: Request, view: object) -> str:
+        return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
+
+
+class InvoiceCreateApi(APIView):
+    @extend_schema(request=InvoiceCreateInputSerializer, responses={201: dict})
+    def post(self, request: Request) -> Response:
+        data = InvoiceCreateInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        invoice = services.invoice_create(
+            company=current_company(request),
+            invoice_currency=values["invoiceCurrency"],
+            items=[ItemInput(name=item["name"], price=item["price"]) for item in values["items"]],
+            is_merchant_pays_fee=values["isMerchantPaysFee"],
+            payment_currency=values.get("paymentCurrency"),
+            redirect_url=values.get("redirectURL"),
+        )
+        invoice = selectors.invoice_get_public(invoice_id=invoice.pk)
+        return Response(invoice_representation(invoice, view="create"), status=201)
+
+    @extend_schema(
+        operation_id="invoices_v1_regular_list",
+        parameters=[InvoiceListFilterSerializer],
+        responses={200: dict},
+    )
+    def get(self, request: Request) -> Response:
+        filters = InvoiceListFilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        invoices = selectors.invoice_list_for_company(
+            company=current_company(request), **filters.validated_data
+        )
+        paginator = LimitOffsetPagination()
+        page = paginator.paginate_queryset(invoices, request, view=self)
+        return paginator.get_paginated_response([invoice_representation(i, view="read") for i in page or []])
+
+
+class InvoiceDetailApi(APIView):
+    permission_classes = [AllowAny]
+    authentication_classes: list[type] = []  # public: the unguessable id is the key
+    throttle_classes = [PublicInvoiceThrottle]
+
+    @extend_schema(responses={200: dict})
+    def get(self, request: Request, invoice_id: UUID) -> Response:
+        invoice = selectors.invoice_get_public(invoice_id=invoice_id)
+        return Response(invoice_representation(invoice, view="read"))
+
+
+class InvoiceProceedApi(APIView):
+    permission_classes = [AllowAny]  # authentication optional (API.md §5)
+    throttle_classes = [PublicInvoiceThrottle]
+
+    @extend_schema(request=InvoiceProceedInputSerializer, responses={200: dict})
+    def post(self, request: Request, invoice_id: UUID) -> Response:
+        data = InvoiceProceedInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        credential = request.auth
+        services.invoice_proceed(
+            invoice_id=invoice_id,
+            client_email=data.validated_data["clientEmail"],
+            payment_currency=data.validated_data.get("paymentCurrency"),
+            company=credential.company if isinstance(credential, ApiCredential) else None,
+        )
+        invoice = selectors.invoice_get_public(invoice_id=invoice_id)
+        return Response(invoice_representation(invoice, view="fill"))
+
+
+class InvoiceAcceptApi(APIView):
+    @extend_schema(request=None, responses={200: dict})
+    def post(self, request: Request, invoice_id: UUID) -> Response:
+        company = current_company(request)
+        services.invoice_accept(company=company, invoice_id=invoice_id)
+        return Response(
+            invoice_representation(selectors.invoice_get_public(invoice_id=invoice_id), view="read")
+        )
+
+
+class RefundInputSerializer(serializers.Serializer):
+    address = StrictCharField(max_length=128)
+    tag = StrictCharField(required=False, allow_blank=True, max_length=64)
+
+
+class InvoiceRefundApi(APIView):
+    @extend_schema(request=RefundInputSerializer, responses={200: dict})
+    def post(self, request: Request, invoice_id: UUID) -> Response:
+        company = current_company(request)
+        invoice = selectors.invoice_get_for_company(company=company, invoice_id=invoice_id)
+        data = RefundInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        code = invoice.payment_code
+        try:
+            address = validate_address(code, data.validated_data["address"]) if code else ""
+        except InvalidAddress as exc:
+            raise ValidationFailed([FieldError("address", "invalid_address", str(exc))]) from exc
+        services.invoice_refund(
+            company=company, invoice_id=invoice_id, address=address, tag=data.validated_data.get("tag", "")
+        )
+        return Response(
+            invoice_representation(selectors.invoice_get_public(invoice_id=invoice_id), view="read")
+        )
+
+
+class SandboxInvoiceExpireApi(APIView):
+    @extend_schema(request=None, responses={200: dict})
+    def post(self, request: Request, invoice_id: UUID) -> Response:
+        from payments.chains.base import is_sandbox
+        from payments.errors import UnsupportedAsset
+
+        company = current_company(request)
+        invoice = selectors.invoice_get_for_company(company=company, invoice_id=invoice_id)
+        if invoice.payment_code and not is_sandbox(invoice.payment_code):
+            raise ValidationFailed([FieldError("invoice", UnsupportedAsset.code, "not on the sandbox chain")])
+        services.invoice_expire(invoice_id=invoice.pk, force=True)
+        return Response(
+            invoice_representation(selectors.invoice_get_public(invoice_id=invoice_id), view="read")
+        )

@@ -1,0 +1,107 @@
+from __future__ import annotations
+
+import uuid
+
+from django.db import models
+
+from payments.models import MONEY, Company, DepositAddress
+
+STATUSES = ["created", "pending", "processing", "done", "wrong", "refunded", "closed"]
+
+
+class Invoice(models.Model):
+    """A regular invoice (API.md 2.4). Status changes only through invoices.services, one function each."""
+
+    class Status(models.TextChoices):
+        CREATED = "created"
+        PENDING = "pending"
+        PROCESSING = "processing"
+        DONE = "done"
+        WRONG = "wrong"
+        REFUNDED = "refunded"
+        CLOSED = "closed"
+
+    FINAL = (Status.DONE, Status.REFUNDED, Status.CLOSED)
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)  # unguessable: GET is public
+    company = models.ForeignKey(Company, on_delete=models.PROTECT, related_name="invoices")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.CREATED)
+    invoice_currency = models.CharField(max_length=16)
+    total = models.DecimalField(**MONEY)  # sum of the rounded item prices, in invoice_currency
+    is_merchant_pays_fee = models.BooleanField(default=False)
+    fixed_payment_code = models.CharField(max_length=16, blank=True)  # set by the merchant at creation
+    redirect_url = models.CharField(max_length=2048, blank=True)  # "" = the company default
+    # Filled at proceed (all empty/NULL while created).
+    client_email = models.EmailField(blank=True)
+    payment_code = models.CharField(max_length=16, blank=True)
+    deposit_address = models.OneToOneField(
+        DepositAddress, null=True, on_delete=models.PROTECT, related_name="invoice"
+    )
+    rate = models.DecimalField(**MONEY, null=True)  # invoice_currency -> payment asset, locked at proceed
+    fee = models.DecimalField(**MONEY, null=True)  # in the payment asset
+    amount_due = models.DecimalField(**MONEY, null=True)  # what the client sends, rounded up
+    paid_amount = models.DecimalField(**MONEY, default=0)  # confirmed, not late
+    credited_amount = models.DecimalField(**MONEY, default=0)  # what the merchant's ledger got for it
+    filled_at = models.DateTimeField(null=True)
+    expired_at = models.DateTimeField(null=True)
+    refund_address = models.CharField(max_length=128, blank=True)
+    refund_tag = models.CharField(max_length=64, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(status__in=STATUSES), name="invoice_status_valid"),
+            models.CheckConstraint(condition=models.Q(total__gt=0), name="invoice_total_positive"),
+            models.CheckConstraint(condition=models.Q(paid_amount__gte=0), name="invoice_paid_not_negative"),
+        ]
+        indexes = [
+            models.Index(fields=["status", "expired_at"], name="invoice_expiry_idx"),
+            models.Index(fields=["company", "-created_at"], name="invoice_company_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.pk} ({self.status})"
+
+    @property
+    def is_overpaid(self) -> bool:
+        return self.amount_due is not None and self.paid_amount > self.amount_due
+
+
+class InvoiceItem(models.Model):
+    invoice = models.ForeignKey(Invoice, on_delete=models.CASCADE, related_name="items")
+    position = models.PositiveIntegerField()
+    name = models.CharField(max_length=500)
+    price = models.DecimalField(**MONEY)  # rounded (ROUND_HALF_UP) to the currency's decimals; may be <= 0
+
+    class Meta:
+        ordering = ["position"]
+        constraints = [models.UniqueConstraint(fields=["invoice", "position"], name="invoice_item_position")]
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.price}"
+
+
+class UnderpaymentLimit(models.Model):
+    """How far below the amount due a payment may fall and still complete the invoice (DECISIONS.md §4)."""
+
+    company = models.ForeignKey(Company, on_delete=models.CASCADE, related_name="underpayment_limits")
+    code = models.CharField(max_length=16)
+    static = models.DecimalField(**MONEY, default=0)
+    percentage = models.DecimalField(max_digits=5, decimal_places=2, default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["company", "code"], name="underpayment_limit_unique"),
+            models.CheckConstraint(
+                condition=models.Q(static__gte=0), name="underpayment_static_not_negative"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(percentage__gte=0, percentage__lte=100),
+                name="underpayment_percentage_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.static} / {self.percentage}%"

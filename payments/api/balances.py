@@ -1,0 +1,43 @@
+"""GET /api/company/balances (DECISIONS.md §8): the merchant's balance in every payment code."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from payments.auth import current_company
+from payments.money import number_text
+from payments.selectors import balance_list_for_company
+
+
+class AmountTextField(serializers.CharField):
+    """Money as a JSON string without exponent or trailing zeros ("0", "0.015"), DECISIONS.md §1."""
+
+    def to_representation(self, value: Decimal) -> str:  # type: ignore[override]
+        return number_text(value)
+
+
+class BalanceOutputSerializer(serializers.Serializer):
+    asset = serializers.CharField(source="code", help_text="Payment code (asset + network), e.g. trc20usdt.")
+    currency = serializers.CharField(source="base", help_text="Base asset of the code, e.g. usdt.")
+    available = AmountTextField(help_text="Spendable now.")
+    held = AmountTextField(help_text="Reserved by withdrawals in flight.")
+
+
+class BalanceListOutputSerializer(serializers.Serializer):
+    balances = BalanceOutputSerializer(many=True)
+
+
+class CompanyBalanceListApi(APIView):
+    @extend_schema(
+        responses={200: BalanceListOutputSerializer},
+        summary="Balances: available and held, one entry per payment code",
+    )
+    def get(self, request: Request) -> Response:
+        rows = balance_list_for_company(company=current_company(request))
+        return Response(BalanceListOutputSerializer({"balances": rows}).data)

@@ -1,0 +1,125 @@
+"""Static deposit addresses and the sandbox chain API (DECISIONS.md §8)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from payments import sandbox
+from payments.api.fields import AmountField, CodeField, StrictCharField, check_asset_decimals
+from payments.assets import get_asset
+from payments.auth import current_company
+from payments.chains.base import get_backend
+from payments.chains.sandbox import confirmations, tip_height
+from payments.models import Deposit, SandboxTransaction, StaticDepositAddress
+from payments.money import number_text
+from payments.static_deposits import static_address_get_or_create
+from payments.wire import TimestampField
+
+
+class StaticDepositInputSerializer(serializers.Serializer):
+    internal_user_id = StrictCharField(max_length=128)
+    email = serializers.EmailField(required=False, allow_blank=True, allow_null=True, max_length=254)
+    asset = StrictCharField(max_length=16)
+    network = CodeField(max_length=16)
+
+
+class StaticDepositOutputSerializer(serializers.Serializer):
+    def to_representation(self, static: StaticDepositAddress) -> dict[str, Any]:
+        asset = get_asset(static.code)
+        body: dict[str, Any] = {
+            "id": str(static.pk),
+            "internal_user_id": static.internal_user_id,
+            "email": static.email or None,
+            "asset": asset.base,
+            "network": asset.code,
+            "address": static.deposit_address.address,
+        }
+        if asset.tag_required:
+            body["tag"] = static.deposit_address.tag  # TON only: the memo the sender must include
+        body["createdAt"] = TimestampField().to_representation(static.created_at)
+        return body
+
+
+class StaticDepositCreateApi(APIView):
+    @extend_schema(request=StaticDepositInputSerializer, responses={201: dict, 200: dict})
+    def post(self, request: Request) -> Response:
+        data = StaticDepositInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        static, created = static_address_get_or_create(
+            company=current_company(request),
+            internal_user_id=values["internal_user_id"],
+            email=(values.get("email") or "").strip().lower(),
+            asset=values["asset"],
+            network=values["network"],
+        )
+        return Response(StaticDepositOutputSerializer(static).data, status=201 if created else 200)
+
+
+class SandboxDepositInputSerializer(serializers.Serializer):
+    address = StrictCharField(max_length=128)
+    asset = CodeField(max_length=16)
+    amount = AmountField()
+    tag = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=64)
+    outcome = serializers.ChoiceField(
+        choices=SandboxTransaction.Outcome.choices, required=False, default=SandboxTransaction.Outcome.CONFIRM
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        check_asset_decimals(attrs["amount"], attrs["asset"])
+        return attrs
+
+
+def _sandbox_tx(tx: SandboxTransaction) -> dict[str, Any]:
+    tx.refresh_from_db()
+    deposit = Deposit.objects.filter(code=tx.code, txid=tx.txid).first()
+    return {
+        "txid": tx.txid,
+        "txHash": get_backend(tx.code).explorer_url(tx.code, tx.txid),
+        "asset": tx.code,
+        "address": tx.to_address,
+        "tag": tx.tag or None,
+        "amount": number_text(tx.amount),
+        "outcome": tx.outcome,
+        "confirmations": confirmations(tx, tip_height(tx.code)),
+        "status": deposit.status if deposit else None,
+        "routed": bool(deposit and deposit.deposit_address_id),
+    }
+
+
+class SandboxDepositApi(APIView):
+    @extend_schema(request=SandboxDepositInputSerializer, responses={201: dict})
+    def post(self, request: Request) -> Response:
+        data = SandboxDepositInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        tx = sandbox.sandbox_deposit(
+            company=current_company(request),
+            code=values["asset"],
+            address=values["address"],
+            amount=values["amount"],
+            tag=values.get("tag") or "",
+            outcome=values["outcome"],
+        )
+        return Response(_sandbox_tx(tx), status=201)
+
+
+class SandboxBlocksInputSerializer(serializers.Serializer):
+    count = serializers.IntegerField(min_value=1, max_value=sandbox.MAX_BLOCKS_PER_CALL, default=1)
+    asset = CodeField(required=False, max_length=16)
+
+
+class SandboxBlocksApi(APIView):
+    @extend_schema(request=SandboxBlocksInputSerializer, responses={200: dict})
+    def post(self, request: Request) -> Response:
+        data = SandboxBlocksInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        asset = data.validated_data.get("asset")
+        tips = sandbox.sandbox_mine(count=data.validated_data["count"], codes=[asset] if asset else None)
+        return Response({"mined": data.validated_data["count"], "tips": tips})

@@ -1,0 +1,59 @@
+"""Serializer fields every API of Kassa shares: strict strings, payment codes, Decimal amounts."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from rest_framework import serializers
+
+from payments.assets import get_asset
+from payments.errors import UnsupportedAsset
+from payments.money import MAX_DECIMALS, MAX_DIGITS
+
+
+class StrictCharField(serializers.CharField):
+    """A string that must arrive as a JSON string (CharField alone would turn 42 into "42")."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            raise serializers.ValidationError("Must be a string.", code="invalid")
+        return super().to_internal_value(data)  # type: ignore[no-any-return]
+
+
+class CodeField(StrictCharField):
+    """A payment code, matched case-insensitively; unknown codes are `unsupported_asset`."""
+
+    def to_internal_value(self, data: Any) -> str:
+        value = super().to_internal_value(data)
+        try:
+            return get_asset(value).code
+        except UnsupportedAsset as exc:
+            raise serializers.ValidationError(exc.detail, code=UnsupportedAsset.code) from exc
+
+
+class AmountField(serializers.DecimalField):
+    """A positive amount as a JSON number or numeric string, read as Decimal (never through float).
+
+    NaN, Infinity and values beyond the column are refused; the caller checks the asset's decimals.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(max_digits=MAX_DIGITS, decimal_places=MAX_DECIMALS, **kwargs)
+
+    def to_internal_value(self, data: Any) -> Decimal:
+        if isinstance(data, bool) or not isinstance(data, str | int | Decimal):
+            raise serializers.ValidationError("Must be a number or a numeric string.", code="invalid")
+        value: Decimal = super().to_internal_value(data)
+        if value <= 0:
+            raise serializers.ValidationError("Must be greater than 0.", code="invalid")
+        return value
+
+
+def check_asset_decimals(amount: Decimal, code: str, field: str = "amount") -> None:
+    """More decimals than the asset carries is a 400 (DECISIONS.md §1), never a silent rounding."""
+    decimals = get_asset(code).amount_decimals
+    if max(0, -int(amount.normalize().as_tuple().exponent)) > decimals:
+        raise serializers.ValidationError(
+            {field: [serializers.ErrorDetail(f"{code} amounts have at most {decimals} decimals", "invalid")]}
+        )

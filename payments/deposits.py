@@ -1,0 +1,128 @@
+"""Deposit ingestion: idempotent on (code, txid, output index), routed by (address, tag) to its owner.
+
+Owners register a handler per `DepositAddress.Owner` (static addresses here, invoices from the invoices
+app), so payments never imports the apps built on it. Handlers run inside the ingestion transaction, with
+the deposit row locked: what they write (ledger entries, status changes, webhook events) commits or rolls
+back with it.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Protocol
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from payments.assets import get_asset
+from payments.chains.base import FAILED, FROZEN, ChainTransfer, get_backend
+from payments.models import Company, Deposit, DepositAddress
+
+logger = logging.getLogger(__name__)
+
+
+class DepositHandler(Protocol):
+    def on_seen(self, deposit: Deposit) -> None: ...
+
+    def on_confirmed(self, deposit: Deposit) -> None: ...
+
+    def on_failed(self, deposit: Deposit) -> None: ...  # deposit.status is failed or frozen
+
+
+_handlers: dict[str, DepositHandler] = {}
+
+
+def register_deposit_handler(owner: str, handler: DepositHandler) -> None:
+    _handlers[owner] = handler
+
+
+def _handler_for(deposit: Deposit) -> DepositHandler | None:
+    if deposit.deposit_address is None:
+        return None
+    return _handlers.get(deposit.deposit_address.owner)
+
+
+def _route(transfer: ChainTransfer) -> DepositAddress | None:
+    return (
+        DepositAddress.objects.filter(address=transfer.address, tag=transfer.tag or "")
+        .select_related("company")
+        .first()
+    )
+
+
+@transaction.atomic
+def deposit_ingest(transfer: ChainTransfer) -> Deposit:
+    """Record or advance one transfer. Seeing the same transfer again changes nothing it already did."""
+    asset = get_asset(transfer.code)
+    key = {"code": asset.code, "txid": transfer.txid, "output_index": transfer.output_index}
+    deposit = Deposit.objects.select_for_update().select_related("deposit_address").filter(**key).first()
+    if deposit is None:
+        deposit = _record_new(transfer, key)
+        if deposit is None:  # another process recorded it between our read and insert: advance theirs
+            deposit = Deposit.objects.select_for_update().select_related("deposit_address").get(**key)
+    if deposit.status != Deposit.Status.SEEN:
+        return deposit  # final: a late replay of a confirmed, failed or frozen transfer does nothing
+
+    handler = _handler_for(deposit)
+    if transfer.state in (FAILED, FROZEN):
+        deposit.status = Deposit.Status.FAILED if transfer.state == FAILED else Deposit.Status.FROZEN
+        deposit.confirmations = transfer.confirmations
+        deposit.save(update_fields=["status", "confirmations", "updated_at"])
+        if handler:
+            handler.on_failed(deposit)
+        return deposit
+    reached = transfer.confirmations >= asset.confirmations
+    if transfer.confirmations == deposit.confirmations and not reached:
+        return deposit  # nothing new: no write
+    deposit.confirmations = transfer.confirmations
+    if reached:
+        deposit.status = Deposit.Status.CONFIRMED
+        deposit.confirmed_at = timezone.now()
+        deposit.save(update_fields=["status", "confirmations", "confirmed_at", "updated_at"])
+        if handler:
+            handler.on_confirmed(deposit)
+    else:
+        deposit.save(update_fields=["confirmations", "updated_at"])
+    return deposit
+
+
+def _record_new(transfer: ChainTransfer, key: dict[str, object]) -> Deposit | None:
+    owner = _route(transfer)
+    company: Company | None
+    if owner is not None and owner.code != key["code"]:
+        # The address is ours but for another asset (e.g. ETH sent to a USDC address): recorded against the
+        # company for a person to look at, never credited as the wrong asset.
+        logger.warning(
+            "deposit %s of %s reached %s address %s", transfer.txid, key["code"], owner.code, owner
+        )
+        company, owner = owner.company, None
+    else:
+        company = owner.company if owner else None
+    try:
+        with transaction.atomic():
+            deposit = Deposit.objects.create(
+                **key,
+                address=transfer.address,
+                tag=transfer.tag or "",
+                from_address=transfer.from_address,
+                amount=transfer.amount,
+                confirmations=0,
+                deposit_address=owner,
+                company=company,
+            )
+    except IntegrityError:
+        return None
+    if owner is None:
+        logger.info("deposit %s to unknown address %s recorded", transfer.txid, transfer.address)
+    handler = _handler_for(deposit)
+    if handler:
+        handler.on_seen(deposit)
+    return deposit
+
+
+def chain_poll(code: str) -> int:
+    """Ask the code's backend for open transfers and ingest each; returns how many were looked at."""
+    transfers = get_backend(code).poll(code)
+    for transfer in transfers:
+        deposit_ingest(transfer)
+    return len(transfers)

@@ -1,0 +1,95 @@
+"""Driving the sandbox chain by hand (API, `manage.py sandbox`, pay page simulator) and by beat."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from decimal import Decimal
+
+from django.db import transaction
+
+from payments.addresses import InvalidAddress, validate_address
+from payments.assets import get_asset
+from payments.chains.base import is_sandbox, sandbox_codes
+from payments.chains.sandbox import new_txid, tip_height
+from payments.deposits import chain_poll
+from payments.errors import FieldError, NotFound, UnsupportedAsset, ValidationFailed
+from payments.models import Company, DepositAddress, SandboxBlock, SandboxTransaction
+
+MAX_BLOCKS_PER_CALL = 100
+
+# Called with the codes that got new blocks, after their deposits were ingested (withdrawals hook in here).
+after_blocks: list[Callable[[list[str]], None]] = []
+
+
+def _sandbox_asset(code: str, field: str = "asset") -> str:
+    asset = get_asset(code)
+    if not is_sandbox(asset.code):
+        raise ValidationFailed(
+            [FieldError(field, UnsupportedAsset.code, f"{asset.code} is not on the sandbox chain")]
+        )
+    return asset.code
+
+
+def sandbox_deposit(
+    *,
+    company: Company | None,
+    code: str,
+    address: str,
+    amount: Decimal,
+    tag: str = "",
+    outcome: str = SandboxTransaction.Outcome.CONFIRM,
+) -> SandboxTransaction:
+    """Put an incoming transfer in the mempool and ingest it at once (the payment is *seen*).
+
+    With a company (the API), the address must be one of its own or unknown to the gateway: a merchant
+    cannot move another merchant's sandbox balance.
+    """
+    code = _sandbox_asset(code)
+    try:
+        address = validate_address(code, address)
+    except InvalidAddress as exc:
+        raise ValidationFailed([FieldError("address", "invalid_address", str(exc))]) from exc
+    owner = DepositAddress.objects.filter(address=address, tag=tag or "").only("company_id").first()
+    if company is not None and owner is not None and owner.company_id != company.pk:
+        raise NotFound("No such deposit address.")
+    with transaction.atomic():
+        tx = SandboxTransaction.objects.create(
+            code=code,
+            txid=new_txid(),
+            kind=SandboxTransaction.Kind.DEPOSIT,
+            from_address="sandbox-faucet",
+            to_address=address,
+            tag=tag or "",
+            amount=amount,
+            outcome=outcome,
+        )
+    chain_poll(code)
+    return tx
+
+
+def sandbox_mine(*, count: int = 1, codes: list[str] | None = None) -> dict[str, int]:
+    """Mine `count` blocks on each sandbox chain (or the given codes); the first takes the mempool.
+
+    Returns the new tip per code. Deposits are ingested (confirmations, credits, webhooks) before return.
+    """
+    if not 1 <= count <= MAX_BLOCKS_PER_CALL:
+        raise ValidationFailed(
+            [FieldError("count", "validation_error", f"count must be 1 to {MAX_BLOCKS_PER_CALL}")]
+        )
+    chosen = [_sandbox_asset(code) for code in codes] if codes else sandbox_codes()
+    tips: dict[str, int] = {}
+    for code in chosen:
+        with transaction.atomic():
+            # Lock the chain's tip by inserting above it; a concurrent miner of the same code retries.
+            tip = tip_height(code)
+            SandboxBlock.objects.bulk_create(
+                [SandboxBlock(code=code, height=tip + offset) for offset in range(1, count + 1)]
+            )
+            SandboxTransaction.objects.filter(code=code, block_height__isnull=True).update(
+                block_height=tip + 1
+            )
+        tips[code] = tip + count
+        chain_poll(code)
+    for hook in after_blocks:
+        hook(chosen)
+    return tips

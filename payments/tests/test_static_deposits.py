@@ -1,0 +1,306 @@
+"""Static deposit addresses and their deposits, through the API alone (DECISIONS.md §8, API.md 6.3)."""
+
+import json
+from decimal import Decimal
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+from payments.addresses import validate_address
+from payments.chains.base import ChainTransfer
+from payments.deposits import deposit_ingest
+from payments.models import Deposit, LedgerEntry, StaticDepositAddress
+from webhooks.models import WebhookEvent
+
+pytestmark = pytest.mark.django_db
+
+STATIC = "/api/addresses/v1/static-deposits"
+
+
+def _static(api, **overrides):
+    body = {"internal_user_id": "user-42", "email": "Buyer@Example.com", "asset": "btc", "network": "btc"}
+    body.update(overrides)
+    return api.post(STATIC, body, format="json")
+
+
+def _deposit(api, address, amount="0.015", asset="btc", **extra):
+    return api.post(
+        "/api/sandbox/deposits",
+        {"address": address, "asset": asset, "amount": amount, **extra},
+        format="json",
+    )
+
+
+def _mine(api, count=1):
+    return api.post("/api/sandbox/blocks", {"count": count}, format="json")
+
+
+def _balance(api, code):
+    rows = api.get("/api/company/balances").json()["balances"]
+    return next(row for row in rows if row["asset"] == code)
+
+
+def _deposit_events(company):
+    return [
+        json.loads(e.body)
+        for e in WebhookEvent.objects.filter(company=company, family="deposit").order_by("created_at")
+    ]
+
+
+def test_create_returns_a_valid_address_with_the_documented_fields(api):
+    response = _static(api)
+
+    body = response.json()
+    assert response.status_code == 201
+    assert list(body) == ["id", "internal_user_id", "email", "asset", "network", "address", "createdAt"]
+    assert body["internal_user_id"] == "user-42"
+    assert body["email"] == "buyer@example.com"
+    assert (body["asset"], body["network"]) == ("btc", "btc")
+    assert validate_address("btc", body["address"]) == body["address"]
+    assert body["address"].startswith("bc1q")
+
+
+def test_same_internal_user_id_or_email_returns_the_existing_address(api):
+    first = _static(api).json()
+
+    again = _static(api)
+    by_email = _static(api, internal_user_id="another-id", email="buyer@example.com")
+    other_user = _static(api, internal_user_id="user-43", email="other@example.com")
+
+    assert again.status_code == 200 and again.json() == first
+    assert by_email.status_code == 200 and by_email.json()["id"] == first["id"]
+    assert other_user.status_code == 201 and other_user.json()["address"] != first["address"]
+
+
+def test_one_user_gets_one_address_per_network(api):
+    btc = _static(api).json()
+    usdt = _static(api, asset="USDT", network="TRC20USDT").json()
+
+    assert usdt["network"] == "trc20usdt"
+    assert usdt["asset"] == "usdt"
+    assert usdt["address"].startswith("T")
+    assert usdt["id"] != btc["id"]
+
+
+def test_ton_address_carries_a_tag_and_others_do_not(api):
+    ton = _static(api, asset="ton", network="ton").json()
+    second = _static(api, asset="ton", network="ton", internal_user_id="u2", email="").json()
+
+    assert list(ton) == ["id", "internal_user_id", "email", "asset", "network", "address", "tag", "createdAt"]
+    assert ton["address"] == second["address"]
+    assert ton["tag"] != second["tag"]
+    assert second["email"] is None
+
+
+def test_users_of_different_merchants_never_share_an_address(api, other_merchant):
+    from rest_framework.test import APIClient
+
+    theirs = APIClient()
+    theirs.credentials(HTTP_AUTHORIZATION=f"Bearer {other_merchant.public_token}")
+
+    mine = _static(api).json()
+    other = _static(theirs).json()
+
+    assert mine["address"] != other["address"]
+    assert mine["id"] != other["id"]
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field", "code"),
+    [
+        ({"asset": "eth", "network": "btc"}, "asset", "unsupported_asset"),
+        ({"network": "doge"}, "network", "unsupported_asset"),
+        ({"internal_user_id": ""}, "internal_user_id", "blank"),
+        ({"internal_user_id": 42}, "internal_user_id", "invalid"),
+        ({"email": "not-an-email"}, "email", "invalid"),
+        ({"internal_user_id": "x" * 129}, "internal_user_id", "max_length"),
+    ],
+)
+def test_bad_input_is_400_and_creates_nothing(api, overrides, field, code):
+    response = _static(api, **overrides)
+
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["field"] == field
+    assert response.json()["errors"][0]["code"] == code
+    assert StaticDepositAddress.objects.count() == 0
+
+
+def test_static_addresses_need_auth(anon):
+    assert _static(anon).status_code == 401
+
+
+def test_deposit_is_seen_then_confirmed_then_credited_once_with_processing_and_done(api, merchant):
+    address = _static(api).json()
+
+    seen = _deposit(api, address["address"])
+    one = _mine(api)
+    balance_after_one = _balance(api, "btc")
+    two = _mine(api)
+    three = _mine(api, count=5)  # replays: the deposit is final
+
+    assert seen.status_code == 201
+    assert seen.json()["status"] == "seen" and seen.json()["confirmations"] == 0
+    assert seen.json()["txHash"].endswith("/sandbox/tx/" + seen.json()["txid"])
+    assert one.status_code == two.status_code == three.status_code == 200
+    assert balance_after_one["available"] == "0"  # btc needs 2 confirmations
+    assert _balance(api, "btc") == {"asset": "btc", "currency": "btc", "available": "0.015", "held": "0"}
+    events = _deposit_events(merchant.company)
+    assert [e["status"] for e in events] == ["processing", "done"]
+    assert events[1] == {
+        "amount": "0.015",
+        "asset": "btc",
+        "network": "btc",
+        "depositAddress": address["address"],
+        "status": "done",
+        "id": address["id"],
+        "internal_user_id": "user-42",
+        "hash": seen.json()["txid"],
+        "email": "buyer@example.com",
+        "feePayer": "buyer",
+    }
+    assert LedgerEntry.objects.filter(kind="deposit_credit").count() == 1
+
+
+def test_replaying_the_same_transfer_changes_nothing(api, merchant):
+    address = _static(api).json()
+    txid = _deposit(api, address["address"]).json()["txid"]
+    _mine(api, count=2)
+    transfer = ChainTransfer(
+        code="btc",
+        txid=txid,
+        output_index=0,
+        address=address["address"],
+        tag="",
+        amount=Decimal("0.015"),
+        confirmations=9,
+    )
+
+    deposit_ingest(transfer)
+    deposit_ingest(transfer)
+
+    assert Deposit.objects.count() == 1
+    assert _balance(api, "btc")["available"] == "0.015"
+    assert len(_deposit_events(merchant.company)) == 2
+
+
+@pytest.mark.parametrize("outcome", ["fail", "freeze"])
+def test_failed_and_frozen_deposits_credit_nothing(api, merchant, outcome):
+    address = _static(api).json()
+
+    _deposit(api, address["address"], outcome=outcome)
+    _mine(api, count=3)
+
+    expected = "failed" if outcome == "fail" else "frozen"
+    assert [e["status"] for e in _deposit_events(merchant.company)] == ["processing", expected]
+    assert _balance(api, "btc")["available"] == "0"
+    assert Deposit.objects.get().status == expected
+
+
+def test_ton_deposit_needs_its_tag_to_reach_the_user(api, merchant):
+    ton = _static(api, asset="ton", network="ton").json()
+
+    untagged = _deposit(api, ton["address"], amount="1.5", asset="ton")
+    tagged = _deposit(api, ton["address"], amount="2", asset="ton", tag=ton["tag"])
+    _mine(api)
+
+    assert untagged.json()["routed"] is False
+    assert tagged.json()["routed"] is True
+    assert _balance(api, "ton")["available"] == "2"
+
+
+def test_transfer_to_an_unknown_address_is_recorded_not_dropped(api, merchant):
+    unknown = "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq"
+
+    response = _deposit(api, unknown, amount="0.2")
+    _mine(api, count=2)
+
+    deposit = Deposit.objects.get(txid=response.json()["txid"])
+    assert deposit.company is None and deposit.deposit_address is None
+    assert deposit.status == "confirmed"
+    assert LedgerEntry.objects.count() == 0
+
+
+def test_another_merchants_address_is_404(api, other_merchant):
+    from rest_framework.test import APIClient
+
+    theirs = APIClient()
+    theirs.credentials(HTTP_AUTHORIZATION=f"Bearer {other_merchant.public_token}")
+    address = _static(theirs).json()["address"]
+
+    response = _deposit(api, address)
+
+    assert response.status_code == 404
+    assert Deposit.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("amount", "field"),
+    [
+        ("0", "amount"),
+        ("-1", "amount"),
+        ("0.000000001", "amount"),
+        ("abc", "amount"),
+        (True, "amount"),
+        ("NaN", "amount"),
+        ("1e400", "amount"),
+    ],
+)
+def test_bad_sandbox_amounts_are_400(api, amount, field):
+    address = _static(api).json()["address"]
+
+    response = _deposit(api, address, amount=amount)
+
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["field"] == field
+    assert Deposit.objects.count() == 0
+
+
+def test_bad_sandbox_address_is_400(api):
+    response = _deposit(api, "bc1qnotanaddress")
+
+    assert response.status_code == 400
+    assert response.json()["code"] == "invalid_address"
+
+
+@pytest.mark.parametrize("count", [0, 101, "many", -1])
+def test_bad_block_counts_are_400(api, count):
+    assert _mine(api, count=count).status_code == 400
+
+
+def test_codes_on_another_backend_are_refused_by_the_sandbox(api, settings):
+    settings.CHAIN_BACKENDS = {"btc": "payments.tests.test_static_deposits.OtherChain"}
+
+    response = _deposit(api, "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq")
+
+    assert response.status_code == 400
+    assert response.json()["code"] == "unsupported_asset"
+
+
+class OtherChain:
+    name = "other"
+
+
+def test_explorer_page_shows_the_transaction(api, client):
+    address = _static(api).json()["address"]
+    txid = _deposit(api, address).json()["txid"]
+    _mine(api)
+
+    page = client.get(f"/sandbox/tx/{txid}")
+    missing = client.get("/sandbox/tx/deadbeef")
+
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert txid in html and address in html and "1 of 2 required" in html
+    assert missing.status_code == 404
+
+
+def test_sandbox_command_deposits_and_mines(api, merchant):
+    address = _static(api).json()["address"]
+    out = StringIO()
+
+    call_command("sandbox", "deposit", "--address", address, "--asset", "btc", "--amount", "0.5", stdout=out)
+    call_command("sandbox", "mine", "--count", "2", stdout=out)
+
+    assert _balance(api, "btc")["available"] == "0.5"
+    assert '"txid"' in out.getvalue()
