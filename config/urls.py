@@ -10,6 +10,7 @@ api_patterns: list[URLPattern | URLResolver] = [
     path("", include("payments.api.urls_deposits")),
     path("", include("webhooks.api.urls")),
     path("", include("invoices.api.urls")),
+    path("", include("withdrawals.api.urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("redoc/", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),
@@ -21,6 +22,7 @@ urlpatterns = [
     path("sandbox/tx/<str:txid>", core_views.sandbox_transaction, name="sandbox-tx"),
     path("api/", include(api_patterns)),
     path("admin/", admin.site.urls),
+    path("", include("invoices.urls")),  # the pay page at /<invoice_id>: last, it matches a bare UUID
 ]
 
 handler404 = "payments.views.page_not_found"
