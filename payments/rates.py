@@ -64,8 +64,8 @@ PRICE_SYMBOLS: tuple[str, ...] = (
 # total x rate UP to the asset's display decimals: with a truncated rate an exact conversion stays exact
 # (92000 USD at 92000 USD/BTC is due as 1.00000000 BTC), where a rate rounded up by 1e-18 would tip the
 # product past the display step and ask for 1.00000001. The cost is bounded: the merchant is never short
-# of total x the published (locked) rate, and against the untruncated market rate the amount due differs
-# by less than total x 1e-18 of the payment asset (under 1e-12 BTC on a 1,000,000 USD invoice), i.e.
+# of total x the published (locked) rate, and against the untruncated market rate the amount due can fall
+# short by less than total x 1e-18 of the payment asset (under 1e-12 BTC on a 1,000,000 USD invoice), i.e.
 # relatively < 1e-12 for every rate >= 1e-6 (the smallest real one today, trx -> btc, is ~2.6e-6).
 RATE_DECIMALS = 18
 RATE_ROUNDING = ROUND_DOWN
