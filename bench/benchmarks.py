@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import http.client
 import json
+from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -22,7 +23,9 @@ def http_endpoints(ctx: BenchContext) -> list[Result]:
     """Each entry of `ENDPOINTS` under wrk: a warm-up run, then the measured one."""
     wrk_path = wrk.ensure_wrk()
     results = []
-    for index, endpoint in enumerate(ENDPOINTS):
+    placeholders = {"invoice_id": _filled_invoice(ctx)}
+    for index, raw_endpoint in enumerate(ENDPOINTS):
+        endpoint = replace(raw_endpoint, path=raw_endpoint.path.format(**placeholders))
         body = None if endpoint.body is None else json.dumps(endpoint.body)
         headers = _headers(endpoint, ctx, has_body=body is not None)
         # One request by hand first: a wrong token or body then fails with the answer shown, not a count.
@@ -51,6 +54,20 @@ def http_endpoints(ctx: BenchContext) -> list[Result]:
             )
         )
     return with_ratios(results, baseline=BASELINE)
+
+
+def _filled_invoice(ctx: BenchContext) -> str:
+    """A pending invoice (items, address, rate) for the public GET: the heaviest read a client makes."""
+    from decimal import Decimal
+
+    from invoices.services import ItemInput, invoice_create, invoice_proceed
+    from payments.models import Company
+
+    company = Company.objects.get(pk=ctx.company_id)
+    items = [ItemInput(name=f"Item {i}", price=Decimal("2.50")) for i in range(5)]
+    invoice = invoice_create(company=company, invoice_currency="usd", items=items)
+    invoice_proceed(invoice_id=invoice.pk, client_email="client@example.com", payment_currency="btc")
+    return str(invoice.pk)
 
 
 def _headers(endpoint: HttpEndpoint, ctx: BenchContext, *, has_body: bool) -> dict[str, str]:
@@ -215,7 +232,7 @@ def deposit_ingestion(ctx: BenchContext) -> list[Result]:
     for _ in range(DEPOSIT_TRANSFERS):
         t0 = time.perf_counter()
         with transaction.atomic():
-            BaselineRow.objects.create()
+            BaselineRow.objects.create(company_id=company.pk)
         baseline_timings.append(time.perf_counter() - t0)
 
     timings, failures = [], []
@@ -242,3 +259,68 @@ def deposit_ingestion(ctx: BenchContext) -> list[Result]:
         f"deposit ingest ({DEPOSIT_ADDRESSES:,} addr)", rate, p50_ms=p50, p99_ms=p99, failures=failures[:5]
     )
     return with_ratios([baseline, ingested], baseline="one-row insert loop")
+
+
+EXPIRY_INVOICES = 100_000
+
+
+@benchmark
+def expiry_sweep(ctx: BenchContext) -> list[Result]:
+    """Seconds to close 100,000 overdue invoices with their webhook events, against a bare set-based UPDATE of
+    as many rows measured in the same run (rows/s)."""
+    import time
+    from datetime import timedelta
+    from decimal import Decimal
+
+    from django.db import transaction
+    from django.utils import timezone
+
+    from invoices.models import Invoice
+    from invoices.services import invoice_expire_due
+    from payments.models import Company
+    from webhooks.models import WebhookEvent
+
+    company = Company.objects.get(pk=ctx.company_id)
+    company.webhook_url = ""  # events recorded as skipped: the sweep, not the broker, is measured
+    company.save(update_fields=["webhook_url"])
+    past = timezone.now() - timedelta(hours=1)
+
+    def overdue() -> list[Invoice]:
+        return [
+            Invoice(
+                company=company,
+                status="pending",
+                invoice_currency="usd",
+                total=Decimal(10),
+                payment_code="btc",
+                client_email="c@example.com",
+                filled_at=past,
+                expired_at=past,
+            )
+            for _ in range(EXPIRY_INVOICES)
+        ]
+
+    Invoice.objects.filter(company=company, status="pending").update(status="closed")
+    with transaction.atomic():
+        baseline_ids = [i.pk for i in Invoice.objects.bulk_create(overdue(), batch_size=5000)]
+    t0 = time.perf_counter()
+    with transaction.atomic():
+        Invoice.objects.filter(pk__in=baseline_ids).update(status="closed")
+    baseline_s = time.perf_counter() - t0
+
+    with transaction.atomic():
+        Invoice.objects.bulk_create(overdue(), batch_size=5000)
+    events_before = WebhookEvent.objects.filter(company=company, event_status="closed").count()
+    t0 = time.perf_counter()
+    closed = invoice_expire_due()
+    sweep_s = time.perf_counter() - t0
+    events = WebhookEvent.objects.filter(company=company, event_status="closed").count() - events_before
+
+    failures = []
+    if closed != EXPIRY_INVOICES or events != EXPIRY_INVOICES:
+        failures.append(f"closed {closed} invoices with {events} events, expected {EXPIRY_INVOICES} of each")
+    baseline = Result(f"bare UPDATE of {EXPIRY_INVOICES:,} rows", EXPIRY_INVOICES / baseline_s)
+    sweep = Result(
+        f"expiry sweep {EXPIRY_INVOICES:,} ({sweep_s:.1f} s)", EXPIRY_INVOICES / sweep_s, failures=failures
+    )
+    return with_ratios([baseline, sweep], baseline=baseline.name)

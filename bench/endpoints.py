@@ -34,4 +34,15 @@ ENDPOINTS: list[HttpEndpoint] = [
         "/api/company/settings/webhook-url",
         body={"webHookUrl": "http://127.0.0.1:9/hook"},
     ),
+    HttpEndpoint(
+        "POST invoice",
+        "POST",
+        "/api/invoices/v1/regular",
+        body={
+            "invoiceCurrency": "usd",
+            "items": [{"name": "Coffee", "price": 4.5}, {"name": "Cake", "price": 3}],
+        },
+    ),
+    # `{invoice_id}`: a filled invoice the harness creates before the runs (bench/benchmarks.py).
+    HttpEndpoint("GET invoice (public)", "GET", "/api/invoices/v1/regular/{invoice_id}", auth=False),
 ]

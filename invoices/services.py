@@ -28,7 +28,7 @@ from payments.money import MONEY_CONTEXT, quantize
 from payments.rates import rate as current_rate
 from webhooks.models import WebhookEvent
 from webhooks.payloads import invoice_body
-from webhooks.services import webhook_publish
+from webhooks.services import webhook_publish, webhook_publish_many
 
 Status = Invoice.Status
 
@@ -394,9 +394,12 @@ def _close_batch(ids: list[UUID]) -> int:
     if not due:
         return 0
     Invoice.objects.filter(pk__in=[i.pk for i in due]).update(status=Status.CLOSED, updated_at=now)
-    for invoice in due:
-        invoice.status = Status.CLOSED
-        _publish(invoice)
+    webhook_publish_many(
+        [
+            (i.company, WebhookEvent.Family.INVOICE, str(i.pk), invoice_body(invoice_id=str(i.pk), status=Status.CLOSED))
+            for i in due
+        ]
+    )
     return len(due)
 
 

@@ -74,6 +74,31 @@ def webhook_publish(*, company: Company, family: str, object_id: str, body: dict
     return event
 
 
+def webhook_publish_many(events: list[tuple[Company, str, str, dict[str, Any]]]) -> list[WebhookEvent]:
+    """`webhook_publish` for many events at once (company, family, object_id, body): one INSERT, one message
+    per deliverable event after commit. For set-based transitions such as the expiry sweep."""
+    from webhooks.tasks import webhook_deliver
+
+    now = timezone.now()
+    rows = [
+        WebhookEvent(
+            company=company,
+            family=family,
+            object_id=object_id,
+            event_status=str(body.get("status", "")),
+            body=jsonutil.dumps(body),
+            status=WebhookEvent.Status.PENDING if company.webhook_url else WebhookEvent.Status.SKIPPED,
+            next_attempt_at=now if company.webhook_url else None,
+        )
+        for company, family, object_id, body in events
+    ]
+    created = WebhookEvent.objects.bulk_create(rows, batch_size=1000)
+    for event in created:
+        if event.status == WebhookEvent.Status.PENDING:
+            webhook_deliver.delay_on_commit(str(event.pk))
+    return created
+
+
 # --- deliver ----------------------------------------------------------------------------------------------
 
 

@@ -333,3 +333,23 @@ def test_a_non_json_utf8_response_excerpt_is_cut_at_one_kib(merchant, receiver):
     assert len(attempt.response_excerpt.encode("utf-8", errors="replace")) <= 1024 + 3
     assert attempt.response_excerpt.startswith("éé")
     assert json.loads(event.body)["status"] == "created"
+
+
+def test_publish_many_writes_each_event_and_enqueues_only_deliverable_ones(
+    merchant, other_merchant, receiver, monkeypatch, django_capture_on_commit_callbacks
+):
+    sent = []
+    from webhooks import tasks
+
+    monkeypatch.setattr(tasks.webhook_deliver, "delay", lambda *args: sent.append(args))
+    with django_capture_on_commit_callbacks(execute=True):
+        events = services.webhook_publish_many(
+            [
+                (merchant.company, "invoice", "a", invoice_body(invoice_id="a", status="closed")),
+                (other_merchant.company, "invoice", "b", invoice_body(invoice_id="b", status="closed")),
+            ]
+        )
+
+    assert [e.status for e in events] == ["pending", "skipped"]
+    assert events[0].body == '{"invoiceId":"a","status":"closed","message":"Invoice closed"}'
+    assert sent == [(str(events[0].pk),)]
