@@ -137,8 +137,35 @@ def _claim(event_id: UUID | str, token: UUID | None) -> UUID | None:
     return new_token if claimed else None
 
 
+def _earlier_first_attempt_pending(event_id: UUID | str) -> bool:
+    """An earlier event of the same object is still on its first attempt: send in order, created before
+    pending before processing. Only first attempts hold later events back, so a failing event never blocks
+    the rest of its object for the length of its retry schedule."""
+    event = (
+        WebhookEvent.objects.filter(pk=event_id)
+        .values("company_id", "family", "object_id", "created_at")
+        .first()
+    )
+    if event is None:
+        return False
+    return WebhookEvent.objects.filter(
+        company_id=event["company_id"],
+        family=event["family"],
+        object_id=event["object_id"],
+        status=WebhookEvent.Status.PENDING,
+        attempt_count=0,
+        created_at__lt=event["created_at"],
+    ).exists()
+
+
 def webhook_deliver(*, event_id: UUID | str, lease_token: UUID | str | None = None) -> WebhookAttempt | None:
-    """One delivery attempt if the event is due; None when there was nothing to do (a duplicate message)."""
+    """One delivery attempt if the event is due; None when there was nothing to do (a duplicate message)
+    or when it must wait for an earlier event of its object (then it is sent again shortly)."""
+    from webhooks.tasks import webhook_deliver as deliver_task
+
+    if _earlier_first_attempt_pending(event_id):
+        deliver_task.apply_async((str(event_id), str(lease_token) if lease_token else None), countdown=1)
+        return None
     token = _claim(event_id, UUID(str(lease_token)) if lease_token else None)
     if token is None:
         return None

@@ -353,3 +353,36 @@ def test_publish_many_writes_each_event_and_enqueues_only_deliverable_ones(
     assert [e.status for e in events] == ["pending", "skipped"]
     assert events[0].body == '{"invoiceId":"a","status":"closed","message":"Invoice closed"}'
     assert sent == [(str(events[0].pk),)]
+
+
+def test_events_of_one_object_go_out_in_order(merchant, receiver, monkeypatch):
+    resent = []
+    from webhooks import tasks
+
+    monkeypatch.setattr(tasks.webhook_deliver, "apply_async", lambda args, countdown: resent.append(args))
+    created = _publish(merchant.company, status="created", invoice_id="same")
+    pending = _publish(merchant.company, status="pending", invoice_id="same")
+    other = _publish(merchant.company, status="created", invoice_id="another")
+
+    early = webhook_deliver(event_id=pending.pk)  # its message raced ahead of the earlier one's
+    unrelated = webhook_deliver(event_id=other.pk)
+    webhook_deliver(event_id=created.pk)
+    late = webhook_deliver(event_id=pending.pk)
+
+    assert early is None
+    assert resent == [(str(pending.pk), None)]
+    assert unrelated.succeeded
+    assert late.succeeded
+    statuses = [json.loads(r.body)["status"] for r in receiver.received if b'"same"' in r.body]
+    assert statuses == ["created", "pending"]
+
+
+def test_a_failing_earlier_event_does_not_hold_back_the_next(merchant, receiver):
+    receiver.replies = [Reply(status=500)]
+    created = _publish(merchant.company, status="created", invoice_id="same")
+    pending = _publish(merchant.company, status="pending", invoice_id="same")
+    webhook_deliver(event_id=created.pk)  # failed once: now on its retry schedule
+
+    attempt = webhook_deliver(event_id=pending.pk)
+
+    assert attempt.succeeded
