@@ -52,7 +52,13 @@ def _publish(invoice: Invoice) -> None:
 
 
 def _locked(invoice_id: UUID | str) -> Invoice:
-    invoice = Invoice.objects.select_for_update().select_related("company").filter(pk=invoice_id).first()
+    # of=self: lock the invoice only, not its company (that would serialize a merchant's invoices).
+    invoice = (
+        Invoice.objects.select_for_update(of=("self",))
+        .select_related("company")
+        .filter(pk=invoice_id)
+        .first()
+    )
     if invoice is None:
         raise NotFound("No such invoice.")
     return invoice
@@ -386,7 +392,7 @@ def invoice_expire_due(*, batch: int | None = None) -> int:
 def _close_batch(ids: list[UUID]) -> int:
     now = timezone.now()
     invoices = list(
-        Invoice.objects.select_for_update(skip_locked=True)
+        Invoice.objects.select_for_update(skip_locked=True, of=("self",))
         .select_related("company")
         .filter(pk__in=ids, status__in=[Status.PENDING, Status.PROCESSING])
     )
@@ -396,7 +402,12 @@ def _close_batch(ids: list[UUID]) -> int:
     Invoice.objects.filter(pk__in=[i.pk for i in due]).update(status=Status.CLOSED, updated_at=now)
     webhook_publish_many(
         [
-            (i.company, WebhookEvent.Family.INVOICE, str(i.pk), invoice_body(invoice_id=str(i.pk), status=Status.CLOSED))
+            (
+                i.company,
+                WebhookEvent.Family.INVOICE,
+                str(i.pk),
+                invoice_body(invoice_id=str(i.pk), status=Status.CLOSED),
+            )
             for i in due
         ]
     )

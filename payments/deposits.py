@@ -55,11 +55,19 @@ def deposit_ingest(transfer: ChainTransfer) -> Deposit:
     """Record or advance one transfer. Seeing the same transfer again changes nothing it already did."""
     asset = get_asset(transfer.code)
     key = {"code": asset.code, "txid": transfer.txid, "output_index": transfer.output_index}
-    deposit = Deposit.objects.select_for_update().select_related("deposit_address").filter(**key).first()
+    # of=self: PostgreSQL cannot lock the nullable side of the outer join to deposit_address.
+    deposit = (
+        Deposit.objects.select_for_update(of=("self",))
+        .select_related("deposit_address")
+        .filter(**key)
+        .first()
+    )
     if deposit is None:
         deposit = _record_new(transfer, key)
         if deposit is None:  # another process recorded it between our read and insert: advance theirs
-            deposit = Deposit.objects.select_for_update().select_related("deposit_address").get(**key)
+            deposit = (
+                Deposit.objects.select_for_update(of=("self",)).select_related("deposit_address").get(**key)
+            )
     if deposit.status != Deposit.Status.SEEN:
         return deposit  # final: a late replay of a confirmed, failed or frozen transfer does nothing
 

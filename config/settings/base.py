@@ -185,6 +185,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Several resources have a `status` with their own choices: name each enum after its model.
+    "ENUM_NAME_OVERRIDES": {
+        "InvoiceStatusEnum": "invoices.models.Invoice.Status",
+        "WebhookEventStatusEnum": "webhooks.models.WebhookEvent.Status",
+    },
 }
 
 # --- Kassa ----------------------------------------------------------------------------------------------
@@ -282,3 +287,34 @@ RATES_HTTP_TIMEOUT_SECONDS = 10
 RATES_CACHE_SECONDS = env.int("RATES_CACHE_SECONDS", default=60)
 RATES_STALE_SECONDS = env.int("RATES_STALE_SECONDS", default=3600)
 # --- end Rates ------------------------------------------------------------------------------------------
+
+# --- Withdrawals (withdrawals/) -------------------------------------------------------------------------
+WITHDRAWAL_MAX_ITEMS = 1000  # items per POST /api/transactions/withdraw (DECISIONS.md §5)
+# Compliance screen run before each broadcast (withdrawals/screening.py); the default refuses the
+# addresses of WITHDRAWAL_DENY_ADDRESSES (comma-separated, case-insensitive) and allows everything else.
+WITHDRAWAL_SCREEN = env.str("WITHDRAWAL_SCREEN", default="withdrawals.screening.DenyListScreen")
+WITHDRAWAL_DENY_ADDRESSES = env.list("WITHDRAWAL_DENY_ADDRESSES", default=[])
+# Beat: re-enqueue broadcasts still without txid after this long (a lost message), check broadcast ones.
+WITHDRAWAL_POLL_SECONDS = env.float("WITHDRAWAL_POLL_SECONDS", default=15)
+WITHDRAWAL_REBROADCAST_AFTER_SECONDS = env.int("WITHDRAWAL_REBROADCAST_AFTER_SECONDS", default=60)
+WITHDRAWAL_POLL_BATCH = 1000
+# Auto-withdrawal sweeps (DECISIONS.md §6): every this many seconds, and after each sandbox block.
+AUTO_WITHDRAWAL_SWEEP_SECONDS = env.float("AUTO_WITHDRAWAL_SWEEP_SECONDS", default=30)
+# Idempotency-Key: kept this long; a concurrent repeat waits this long for the first one's response; a
+# claim without response older than the lease (its process died) is taken over.
+IDEMPOTENCY_TTL_HOURS = 24
+IDEMPOTENCY_WAIT_SECONDS = env.float("IDEMPOTENCY_WAIT_SECONDS", default=10)
+IDEMPOTENCY_LEASE_SECONDS = env.int("IDEMPOTENCY_LEASE_SECONDS", default=60)
+CELERY_BEAT_SCHEDULE["withdrawal-poll"] = {
+    "task": "withdrawals.tasks.withdrawal_poll_open",
+    "schedule": WITHDRAWAL_POLL_SECONDS,
+}
+CELERY_BEAT_SCHEDULE["auto-withdrawal-sweep"] = {
+    "task": "withdrawals.tasks.auto_withdrawal_sweep_due",
+    "schedule": AUTO_WITHDRAWAL_SWEEP_SECONDS,
+}
+CELERY_BEAT_SCHEDULE["idempotency-keys-purge"] = {
+    "task": "withdrawals.tasks.idempotency_keys_purge",
+    "schedule": 3600,
+}
+# --- end Withdrawals ------------------------------------------------------------------------------------
