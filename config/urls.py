@@ -22,6 +22,7 @@ urlpatterns = [
     path("sandbox/tx/<str:txid>", core_views.sandbox_transaction, name="sandbox-tx"),
     path("api/", include(api_patterns)),
     path("admin/", admin.site.urls),
+    path("dashboard/", include("payments.dashboard.urls")),
     path("", include("invoices.urls")),  # the pay page at /<invoice_id>: last, it matches a bare UUID
 ]
 
