@@ -300,18 +300,27 @@ def _mark_late(deposit: Deposit) -> None:
 # --- merchant decisions and expiry --------------------------------------------------------------------------
 
 
-@transaction.atomic
-def invoice_accept(*, company: Company, invoice_id: UUID | str) -> Invoice:
-    """wrong -> done: the merchant keeps what arrived (credited less the fee)."""
+def _locked_for_decision(
+    company: Company, invoice_id: UUID | str, *, target: str, action: str
+) -> tuple[Invoice, bool]:
+    """A wrong invoice of this company, locked for the merchant's accept/refund; (invoice, already decided)."""
     invoice = _locked(invoice_id)
     if invoice.company_id != company.pk:
         raise NotFound("No such invoice.")
-    if invoice.status == Status.DONE:
-        return invoice
-    _require_status(invoice, Status.WRONG, action="accept")
+    if invoice.status == target:
+        return invoice, True  # a repeated click: the decision stands
+    _require_status(invoice, Status.WRONG, action=action)
     if _deposits(invoice).filter(status=Deposit.Status.SEEN).exists():
-        raise InvalidState("A payment to this invoice is still unconfirmed; accept it once it settles.")
-    _complete(invoice)
+        raise InvalidState(f"A payment to this invoice is still unconfirmed; {action} it once it settles.")
+    return invoice, False
+
+
+@transaction.atomic
+def invoice_accept(*, company: Company, invoice_id: UUID | str) -> Invoice:
+    """wrong -> done: the merchant keeps what arrived (credited less the fee)."""
+    invoice, decided = _locked_for_decision(company, invoice_id, target=Status.DONE, action="accept")
+    if not decided:
+        _complete(invoice)
     return invoice
 
 
@@ -321,14 +330,9 @@ refund_handlers: list[Any] = []  # withdrawals registers the one that sends the 
 @transaction.atomic
 def invoice_refund(*, company: Company, invoice_id: UUID | str, address: str, tag: str = "") -> Invoice:
     """wrong -> refunded: what arrived goes back to the client's address through a refund withdrawal."""
-    invoice = _locked(invoice_id)
-    if invoice.company_id != company.pk:
-        raise NotFound("No such invoice.")
-    if invoice.status == Status.REFUNDED:
+    invoice, decided = _locked_for_decision(company, invoice_id, target=Status.REFUNDED, action="refund")
+    if decided:
         return invoice
-    _require_status(invoice, Status.WRONG, action="refund")
-    if _deposits(invoice).filter(status=Deposit.Status.SEEN).exists():
-        raise InvalidState("A payment to this invoice is still unconfirmed; refund it once it settles.")
     if not refund_handlers:
         raise InvalidState("Refunds need the withdrawals module, which is not installed.")
     invoice.refund_address, invoice.refund_tag = address, tag
