@@ -303,7 +303,7 @@ def _mark_late(deposit: Deposit) -> None:
 def _locked_for_decision(
     company: Company, invoice_id: UUID | str, *, target: str, action: str
 ) -> tuple[Invoice, bool]:
-    """A wrong invoice of this company, locked for the merchant's accept/refund; (invoice, already decided)."""
+    """A wrong invoice of this company, locked for accept/refund; returns (invoice, already decided)."""
     invoice = _locked(invoice_id)
     if invoice.company_id != company.pk:
         raise NotFound("No such invoice.")
