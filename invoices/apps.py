@@ -10,3 +10,37 @@ class InvoicesConfig(AppConfig):
         from payments.models import DepositAddress
 
         register_deposit_handler(DepositAddress.Owner.INVOICE, InvoiceDepositHandler())
+
+        from payments import sandbox
+
+        sandbox.commands["expire"] = sandbox.SandboxCommand(
+            help="close a sandbox invoice now (as at expiry)",
+            add_arguments=lambda parser: parser.add_argument("--invoice", required=True, help="invoice id"),
+            run=_expire_now,
+        )
+
+
+def _expire_now(options: dict) -> dict:  # type: ignore[type-arg]
+    from payments.chains.base import is_sandbox
+    from payments.errors import FieldError, UnsupportedAsset, ValidationFailed
+
+    from invoices.models import Invoice
+    from invoices.services import invoice_expire
+
+    invoice = Invoice.objects.filter(pk=options["invoice"]).first() if _is_uuid(options["invoice"]) else None
+    if invoice is None:
+        raise ValidationFailed([FieldError("invoice", "not_found", f"no invoice {options['invoice']}")])
+    if invoice.payment_code and not is_sandbox(invoice.payment_code):
+        raise ValidationFailed([FieldError("invoice", UnsupportedAsset.code, "not on the sandbox chain")])
+    invoice = invoice_expire(invoice_id=invoice.pk, force=True)
+    return {"invoiceId": str(invoice.pk), "status": invoice.status}
+
+
+def _is_uuid(value: str) -> bool:
+    import uuid
+
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True

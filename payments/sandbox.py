@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 from django.db import transaction
 
@@ -19,6 +21,19 @@ MAX_BLOCKS_PER_CALL = 100
 
 # Called with the codes that got new blocks, after their deposits were ingested (withdrawals hook in here).
 after_blocks: list[Callable[[list[str]], None]] = []
+
+
+@dataclass(frozen=True)
+class SandboxCommand:
+    """A `manage.py sandbox <name>` action an app adds (invoices: expire, withdrawals: reject), so payments
+    offers every sandbox action in one command without importing the apps built on it."""
+
+    help: str
+    add_arguments: Callable[[Any], None]
+    run: Callable[[dict[str, Any]], dict[str, Any]]  # options -> JSON-able result
+
+
+commands: dict[str, SandboxCommand] = {}
 
 
 def _sandbox_asset(code: str, field: str = "asset") -> str:

@@ -304,3 +304,31 @@ def test_sandbox_command_deposits_and_mines(api, merchant):
 
     assert _balance(api, "btc")["available"] == "0.5"
     assert '"txid"' in out.getvalue()
+
+
+def test_sandbox_command_expires_an_invoice(api, merchant):
+    from invoices.models import Invoice
+
+    invoice = api.post(
+        "/api/invoices/v1/regular",
+        {"invoiceCurrency": "usd", "items": [{"name": "x", "price": 5}]},
+        format="json",
+    ).json()
+    api.post(
+        f"/api/invoices/v1/regular/{invoice['id']}/proceed",
+        {"clientEmail": "c@example.com", "paymentCurrency": "btc"},
+        format="json",
+    )
+    out = StringIO()
+
+    call_command("sandbox", "expire", "--invoice", invoice["id"], stdout=out)
+
+    assert json.loads(out.getvalue()) == {"invoiceId": invoice["id"], "status": "closed"}
+    assert Invoice.objects.get(pk=invoice["id"]).status == "closed"
+
+
+def test_sandbox_command_refuses_an_unknown_invoice_clearly():
+    from django.core.management import CommandError
+
+    with pytest.raises(CommandError, match="no invoice"):
+        call_command("sandbox", "expire", "--invoice", "nope", stdout=StringIO())

@@ -25,11 +25,15 @@ class Command(BaseCommand):
         mine = actions.add_parser("mine", help="mine blocks on every sandbox chain (or one)")
         mine.add_argument("--count", type=int, default=1)
         mine.add_argument("--asset", help="only this payment code")
+        for name, command in sandbox.commands.items():
+            command.add_arguments(actions.add_parser(name, help=command.help))
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             if options["action"] == "deposit":
                 self._deposit(options)
+            elif options["action"] in sandbox.commands:
+                self.stdout.write(json.dumps(sandbox.commands[options["action"]].run(options)))
             else:
                 tips = sandbox.sandbox_mine(
                     count=options["count"], codes=[options["asset"]] if options["asset"] else None
