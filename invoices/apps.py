@@ -21,11 +21,10 @@ class InvoicesConfig(AppConfig):
 
 
 def _expire_now(options: dict) -> dict:  # type: ignore[type-arg]
-    from payments.chains.base import is_sandbox
-    from payments.errors import FieldError, UnsupportedAsset, ValidationFailed
-
     from invoices.models import Invoice
     from invoices.services import invoice_expire
+    from payments.chains.base import is_sandbox
+    from payments.errors import FieldError, UnsupportedAsset, ValidationFailed
 
     invoice = Invoice.objects.filter(pk=options["invoice"]).first() if _is_uuid(options["invoice"]) else None
     if invoice is None:
