@@ -172,9 +172,9 @@ def invoice_proceed(
     if company is not None and invoice.company_id != company.pk:
         raise NotFound("No such invoice.")
     email = client_email.strip().lower()
-    code = invoice.fixed_payment_code or (
-        _require_allowed(invoice.company, payment_currency, "paymentCurrency") if payment_currency else ""
-    )
+    # The merchant's fixed asset wins over the client's, but must still be one the merchant accepts now.
+    chosen = invoice.fixed_payment_code or payment_currency
+    code = _require_allowed(invoice.company, chosen, "paymentCurrency") if chosen else ""
     if not code:
         raise ValidationFailed([FieldError("paymentCurrency", "required", "choose the asset to pay with")])
     if invoice.status == Status.PENDING and invoice.client_email == email and invoice.payment_code == code:

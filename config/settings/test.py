@@ -24,4 +24,4 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 WHITENOISE_USE_FINDERS = True  # serve app static files without collectstatic in tests
 # Static rates from the settings table only: a developer's `update_rates` file must not change test prices.
-RATES_FILE = str(VAR_DIR / "test-rates-never-written.json")
+RATES_FILE = VAR_DIR / "test-rates-never-written.json"

@@ -594,3 +594,15 @@ def test_public_endpoints_are_rate_limited_per_client(api, anon, settings):
     assert limited.json()["code"] == "rate_limited"
     assert int(limited["Retry-After"]) > 0
     assert other_client.status_code == 200
+
+
+def test_a_fixed_asset_the_merchant_stopped_accepting_is_refused_at_proceed(api, anon, merchant):
+    created = _create(api, paymentCurrency="eth").json()
+    merchant.company.allowed_assets = ["btc"]
+    merchant.company.save()
+
+    response = _proceed(anon, created["id"], currency="btc")
+
+    assert response.status_code == 400
+    assert response.json()["code"] == "unsupported_asset"
+    assert Invoice.objects.get().status == "created"
