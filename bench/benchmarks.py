@@ -324,3 +324,99 @@ def expiry_sweep(ctx: BenchContext) -> list[Result]:
         f"expiry sweep {EXPIRY_INVOICES:,} ({sweep_s:.1f} s)", EXPIRY_INVOICES / sweep_s, failures=failures
     )
     return with_ratios([baseline, sweep], baseline=baseline.name)
+
+
+WITHDRAWAL_BULK_ITEMS = 1000
+WITHDRAWAL_SINGLES = 300
+
+
+class _InMemoryBroker:
+    """Broadcast messages go to an in-memory broker in this process while measuring, not to var/broker:
+    the bench database's uids must not land in the developer's queue (1,300 messages a `make run` worker
+    would chew through). The enqueue cost stays in the numbers, at in-memory price."""
+
+    def __enter__(self) -> None:
+        from config.celery import app
+
+        self.previous = app.conf.broker_url
+        app.conf.broker_url = "memory://"
+        self._drop_pools()
+
+    def __exit__(self, *exc: object) -> None:
+        from config.celery import app
+
+        app.conf.broker_url = self.previous
+        self._drop_pools()
+
+    @staticmethod
+    def _drop_pools() -> None:
+        from config.celery import app
+
+        app._pool = None  # the next message opens a pool for the current broker_url
+        app.amqp._producer_pool = None
+
+
+@benchmark
+def withdrawals(ctx: BenchContext) -> list[Result]:
+    """A 1,000-item bulk withdrawal through the service (rules and address checks, holds, rows, webhooks,
+    broadcast messages) in items/s, and single withdrawals/s, each against a loop of one-row inserts (one
+    transaction each) measured in the same run."""
+    import secrets
+    import time
+
+    from django.db import transaction
+
+    from bench.models import BaselineRow
+    from payments.assets import get_asset
+    from payments.ledger import ledger_credit
+    from payments.models import Company, LedgerEntry
+    from withdrawals.rules import WithdrawalItem
+    from withdrawals.services import withdrawal_request
+
+    company = Company.objects.get(pk=ctx.company_id)
+    company.webhook_url = ""  # events are recorded (skipped): no delivery traffic in the measurement
+    company.save(update_fields=["webhook_url"])
+    run = secrets.token_hex(4)
+    address = "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq"
+    item = WithdrawalItem(asset="btc", to=address, amount=get_asset("btc").min_withdrawal)
+    each = item.amount + get_asset("btc").network_fee
+    ledger_credit(
+        company_id=company.pk,
+        code="btc",
+        amount=each * (WITHDRAWAL_BULK_ITEMS + WITHDRAWAL_SINGLES),
+        kind=LedgerEntry.Kind.ADJUSTMENT,
+        reference=f"bench-withdrawals:{run}",
+    )
+
+    baseline_timings = []
+    for _ in range(WITHDRAWAL_BULK_ITEMS):
+        t0 = time.perf_counter()
+        with transaction.atomic():
+            BaselineRow.objects.create(company_id=company.pk)
+        baseline_timings.append(time.perf_counter() - t0)
+
+    failures = []
+    with _InMemoryBroker():
+        t0 = time.perf_counter()
+        bulk = withdrawal_request(company=company, items=[item] * WITHDRAWAL_BULK_ITEMS)
+        bulk_s = time.perf_counter() - t0
+        timings = []
+        for _ in range(WITHDRAWAL_SINGLES):
+            t0 = time.perf_counter()
+            single = withdrawal_request(company=company, items=[item])
+            timings.append(time.perf_counter() - t0)
+            if len(single) != 1:
+                failures.append("a single withdrawal was not accepted")
+    if len(bulk) != WITHDRAWAL_BULK_ITEMS:
+        failures.append(f"the bulk call accepted {len(bulk)} of {WITHDRAWAL_BULK_ITEMS} items")
+
+    base_rate, base_p50, base_p99 = _rate_and_percentiles(baseline_timings)
+    rate, p50, p99 = _rate_and_percentiles(timings)
+    baseline = Result("one-row insert loop", base_rate, p50_ms=base_p50, p99_ms=base_p99)
+    bulk_row = Result(
+        f"bulk withdraw {WITHDRAWAL_BULK_ITEMS:,} items ({bulk_s:.2f} s), items/s",
+        WITHDRAWAL_BULK_ITEMS / bulk_s,
+        failures=failures[:5],
+    )
+    singles = Result("single withdrawals", rate, p50_ms=p50, p99_ms=p99, failures=failures[:5])
+    return with_ratios([baseline, bulk_row, singles], baseline="one-row insert loop")

@@ -4,7 +4,8 @@ import uuid
 
 from django.db import models
 
-from payments.models import MONEY, Company, DepositAddress
+from payments.fields import MoneyField, money_check
+from payments.models import Company, DepositAddress
 
 STATUSES = ["created", "pending", "processing", "done", "wrong", "refunded", "closed"]
 
@@ -27,7 +28,7 @@ class Invoice(models.Model):
     company = models.ForeignKey(Company, on_delete=models.PROTECT, related_name="invoices")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.CREATED)
     invoice_currency = models.CharField(max_length=16)
-    total = models.DecimalField(**MONEY)  # sum of the rounded item prices, in invoice_currency
+    total = MoneyField()  # sum of the rounded item prices, in invoice_currency
     is_merchant_pays_fee = models.BooleanField(default=False)
     fixed_payment_code = models.CharField(max_length=16, blank=True)  # set by the merchant at creation
     redirect_url = models.CharField(max_length=2048, blank=True)  # "" = the company default
@@ -37,11 +38,11 @@ class Invoice(models.Model):
     deposit_address = models.OneToOneField(
         DepositAddress, null=True, on_delete=models.PROTECT, related_name="invoice"
     )
-    rate = models.DecimalField(**MONEY, null=True)  # invoice_currency -> payment asset, locked at proceed
-    fee = models.DecimalField(**MONEY, null=True)  # in the payment asset
-    amount_due = models.DecimalField(**MONEY, null=True)  # what the client sends, rounded up
-    paid_amount = models.DecimalField(**MONEY, default=0)  # confirmed, not late
-    credited_amount = models.DecimalField(**MONEY, default=0)  # what the merchant's ledger got for it
+    rate = MoneyField(null=True)  # invoice_currency -> payment asset, locked at proceed
+    fee = MoneyField(null=True)  # in the payment asset
+    amount_due = MoneyField(null=True)  # what the client sends, rounded up
+    paid_amount = MoneyField(default=0)  # confirmed, not late
+    credited_amount = MoneyField(default=0)  # what the merchant's ledger got for it
     filled_at = models.DateTimeField(null=True)
     expired_at = models.DateTimeField(null=True)
     refund_address = models.CharField(max_length=128, blank=True)
@@ -53,8 +54,10 @@ class Invoice(models.Model):
         ordering = ["-created_at"]
         constraints = [
             models.CheckConstraint(condition=models.Q(status__in=STATUSES), name="invoice_status_valid"),
-            models.CheckConstraint(condition=models.Q(total__gt=0), name="invoice_total_positive"),
-            models.CheckConstraint(condition=models.Q(paid_amount__gte=0), name="invoice_paid_not_negative"),
+            models.CheckConstraint(
+                condition=money_check("total", strictly_positive=True), name="invoice_total_positive"
+            ),
+            models.CheckConstraint(condition=money_check("paid_amount"), name="invoice_paid_not_negative"),
         ]
         indexes = [
             models.Index(fields=["status", "expired_at"], name="invoice_expiry_idx"),
@@ -73,7 +76,7 @@ class InvoiceItem(models.Model):
     invoice = models.ForeignKey(Invoice, on_delete=models.CASCADE, related_name="items")
     position = models.PositiveIntegerField()
     name = models.CharField(max_length=500)
-    price = models.DecimalField(**MONEY)  # rounded (ROUND_HALF_UP) to the currency's decimals; may be <= 0
+    price = MoneyField()  # rounded (ROUND_HALF_UP) to the currency's decimals; may be <= 0
 
     class Meta:
         ordering = ["position"]
@@ -88,15 +91,13 @@ class UnderpaymentLimit(models.Model):
 
     company = models.ForeignKey(Company, on_delete=models.CASCADE, related_name="underpayment_limits")
     code = models.CharField(max_length=16)
-    static = models.DecimalField(**MONEY, default=0)
+    static = MoneyField(default=0)
     percentage = models.DecimalField(max_digits=5, decimal_places=2, default=0)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["company", "code"], name="underpayment_limit_unique"),
-            models.CheckConstraint(
-                condition=models.Q(static__gte=0), name="underpayment_static_not_negative"
-            ),
+            models.CheckConstraint(condition=money_check("static"), name="underpayment_static_not_negative"),
             models.CheckConstraint(
                 condition=models.Q(percentage__gte=0, percentage__lte=100),
                 name="underpayment_percentage_range",

@@ -15,7 +15,6 @@ from uuid import UUID
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Sum
 from django.utils import timezone
 
 from invoices.models import Invoice, InvoiceItem, UnderpaymentLimit
@@ -24,7 +23,7 @@ from payments.deposit_addresses import deposit_address_allocate
 from payments.errors import FieldError, InvalidState, NotFound, UnsupportedAsset, ValidationFailed
 from payments.ledger import ledger_credit
 from payments.models import Company, Deposit, DepositAddress, LedgerEntry
-from payments.money import MONEY_CONTEXT, quantize
+from payments.money import MONEY_CONTEXT, exact_sum, quantize
 from payments.rates import rate as current_rate
 from webhooks.models import WebhookEvent
 from webhooks.payloads import invoice_body
@@ -224,9 +223,8 @@ def _deposits(invoice: Invoice) -> Any:
 
 
 def _confirmed_sum(invoice: Invoice) -> Decimal:
-    return _deposits(invoice).filter(status=Deposit.Status.CONFIRMED).aggregate(s=Sum("amount"))[
-        "s"
-    ] or Decimal(0)
+    confirmed = _deposits(invoice).filter(status=Deposit.Status.CONFIRMED).values_list("amount", flat=True)
+    return exact_sum(confirmed)  # in Python: exact on SQLite too (payments.fields)
 
 
 def _credit(invoice: Invoice, amount: Decimal, reference: str) -> None:

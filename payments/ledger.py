@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from uuid import UUID
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Sum
 
 from payments.assets import Asset, get_asset
@@ -323,9 +323,12 @@ def ledger_post(*, company_id: CompanyId, code: str, amount: Decimal, reference:
 def ledger_verify() -> list[str]:
     """Every account against the sums of its entries; one line per account that differs (empty: clean).
 
-    One aggregate query, so on PostgreSQL the accounts and the sums come from the same snapshot and a write
-    committing meanwhile cannot show up as a false mismatch.
+    PostgreSQL: one aggregate query, so the accounts and the sums come from the same snapshot and a write
+    committing meanwhile cannot show up as a false mismatch. SQLite sums text-stored money inexactly in SQL
+    (payments.fields), so there the sums are made in Python inside one transaction.
     """
+    if connection.vendor == "sqlite":
+        return _verify_in_python()
     accounts = (
         Account.objects.annotate(
             entries_available=Sum("entries__available_delta"), entries_held=Sum("entries__held_delta")
@@ -333,18 +336,48 @@ def ledger_verify() -> list[str]:
         .order_by("company_id", "code")
         .values_list("pk", "company_id", "code", "available", "held", "entries_available", "entries_held")
     )
-    problems = []
-    for pk, company_id, code, available, held, entries_available, entries_held in accounts:
-        entries_available = entries_available or _ZERO
-        entries_held = entries_held or _ZERO
-        differences = [
-            f"{name} {number_text(value)} != entries {number_text(total)}"
-            for name, value, total in (
-                ("available", available, entries_available),
-                ("held", held, entries_held),
+    return [
+        problem
+        for pk, company_id, code, available, held, summed_available, summed_held in accounts
+        if (
+            problem := _mismatch(
+                pk, company_id, code, available, held, summed_available or _ZERO, summed_held or _ZERO
             )
-            if value != total
+        )
+    ]
+
+
+def _mismatch(
+    pk: int,
+    company_id: UUID,
+    code: str,
+    available: Decimal,
+    held: Decimal,
+    summed_available: Decimal,
+    summed_held: Decimal,
+) -> str:
+    differences = [
+        f"{name} {number_text(value)} != entries {number_text(total)}"
+        for name, value, total in (("available", available, summed_available), ("held", held, summed_held))
+        if value != total
+    ]
+    return f"account {pk} (company {company_id}, {code}): " + ", ".join(differences) if differences else ""
+
+
+def _verify_in_python() -> list[str]:
+    with transaction.atomic():
+        totals: dict[int, list[Decimal]] = {}
+        entries = LedgerEntry.objects.values_list("account_id", "available_delta", "held_delta")
+        with decimal.localcontext(MONEY_CONTEXT):
+            for account_id, available_delta, held_delta in entries.iterator(chunk_size=5000):
+                total = totals.setdefault(account_id, [_ZERO, _ZERO])
+                total[0] += available_delta
+                total[1] += held_delta
+        accounts = Account.objects.order_by("company_id", "code").values_list(
+            "pk", "company_id", "code", "available", "held"
+        )
+        return [
+            problem
+            for pk, company_id, code, available, held in accounts
+            if (problem := _mismatch(pk, company_id, code, available, held, *totals.get(pk, [_ZERO, _ZERO])))
         ]
-        if differences:
-            problems.append(f"account {pk} (company {company_id}, {code}): " + ", ".join(differences))
-    return problems

@@ -7,6 +7,7 @@ from django.conf import settings
 from django.db import models
 
 from payments.assets import BASE_ASSETS
+from payments.fields import MoneyField, money_check
 
 
 def _all_base_assets() -> list[str]:
@@ -65,17 +66,15 @@ class Account(models.Model):
 
     company = models.ForeignKey(Company, on_delete=models.PROTECT, related_name="accounts")
     code = models.CharField(max_length=16)
-    available = models.DecimalField(**MONEY, default=0)
-    held = models.DecimalField(**MONEY, default=0)
+    available = MoneyField(default=0)
+    held = MoneyField(default=0)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["company", "code"], name="account_company_code_unique"),
-            models.CheckConstraint(
-                condition=models.Q(available__gte=0), name="account_available_not_negative"
-            ),
-            models.CheckConstraint(condition=models.Q(held__gte=0), name="account_held_not_negative"),
+            models.CheckConstraint(condition=money_check("available"), name="account_available_not_negative"),
+            models.CheckConstraint(condition=money_check("held"), name="account_held_not_negative"),
         ]
 
     def __str__(self) -> str:
@@ -95,8 +94,8 @@ class LedgerEntry(models.Model):
 
     account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="entries")
     kind = models.CharField(max_length=24, choices=Kind.choices)
-    available_delta = models.DecimalField(**MONEY)
-    held_delta = models.DecimalField(**MONEY)
+    available_delta = MoneyField()
+    held_delta = MoneyField()
     # What caused it, e.g. "deposit:42" or "withdrawal:007-1042"; one entry per (account, kind, reference)
     # makes a replayed credit or a retried task a database error rather than a second payment.
     reference = models.CharField(max_length=100)
@@ -206,7 +205,7 @@ class Deposit(models.Model):
     address = models.CharField(max_length=128)
     tag = models.CharField(max_length=64, blank=True)
     from_address = models.CharField(max_length=128, blank=True)
-    amount = models.DecimalField(**MONEY)
+    amount = MoneyField()
     confirmations = models.PositiveIntegerField(default=0)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.SEEN)
     deposit_address = models.ForeignKey(
@@ -221,7 +220,9 @@ class Deposit(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["code", "txid", "output_index"], name="deposit_transfer_once"),
-            models.CheckConstraint(condition=models.Q(amount__gt=0), name="deposit_amount_positive"),
+            models.CheckConstraint(
+                condition=money_check("amount", strictly_positive=True), name="deposit_amount_positive"
+            ),
             models.CheckConstraint(
                 condition=models.Q(status__in=["seen", "confirmed", "failed", "frozen"]),
                 name="deposit_status_valid",
@@ -266,7 +267,7 @@ class SandboxTransaction(models.Model):
     from_address = models.CharField(max_length=128, blank=True)
     to_address = models.CharField(max_length=128)
     tag = models.CharField(max_length=64, blank=True)
-    amount = models.DecimalField(**MONEY)
+    amount = MoneyField()
     outcome = models.CharField(max_length=16, choices=Outcome.choices, default=Outcome.CONFIRM)
     block_height = models.PositiveBigIntegerField(null=True)  # NULL: in the mempool
     reference = models.CharField(max_length=100, blank=True)  # withdrawal uid for broadcasts

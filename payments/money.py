@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import decimal
 import re
+from collections.abc import Iterable
 from decimal import Decimal
 
 MAX_DIGITS = 36  # the amount columns are DecimalField(max_digits=36, decimal_places=18)
@@ -160,3 +161,9 @@ def number_text(value: Decimal) -> str:
     sign, coefficient, exponent = _stripped(value)
     text = f"{Decimal(f'{coefficient}E{exponent}'):f}"
     return f"-{text}" if sign else text
+
+
+def exact_sum(values: Iterable[Decimal]) -> Decimal:
+    """Sum money in Python with the money context (SQL SUM is inexact on SQLite; see payments.fields)."""
+    with decimal.localcontext(MONEY_CONTEXT):
+        return sum(values, Decimal(0))

@@ -1,5 +1,38 @@
+from typing import Any
+
 from django.apps import AppConfig
 
 
 class WithdrawalsConfig(AppConfig):
     name = "withdrawals"
+
+    def ready(self) -> None:
+        from invoices.services import refund_handlers
+        from payments import sandbox
+        from withdrawals.auto_withdrawals import auto_withdrawal_sandbox_after_blocks
+        from withdrawals.services import withdrawal_refund_invoice, withdrawal_sandbox_after_blocks
+
+        # Guarded: ready() may run more than once (tests that reload apps), a hook must not run twice.
+        if withdrawal_refund_invoice not in refund_handlers:
+            refund_handlers.append(withdrawal_refund_invoice)
+        # In this order: a sweep that just completed on chain frees its rule for the next sweep.
+        for hook in (withdrawal_sandbox_after_blocks, auto_withdrawal_sandbox_after_blocks):
+            if hook not in sandbox.after_blocks:
+                sandbox.after_blocks.append(hook)
+        sandbox.commands["reject"] = sandbox.SandboxCommand(
+            help="reject a processing sandbox withdrawal now (as if it failed on chain)",
+            add_arguments=lambda parser: parser.add_argument("--uid", required=True, help="withdrawal uid"),
+            run=_reject_now,
+        )
+
+
+def _reject_now(options: dict[str, Any]) -> dict[str, Any]:
+    from payments.errors import FieldError, ValidationFailed
+    from withdrawals.models import Withdrawal
+    from withdrawals.services import withdrawal_sandbox_reject
+
+    withdrawal = Withdrawal.objects.select_related("company").filter(uid=options["uid"]).first()
+    if withdrawal is None:
+        raise ValidationFailed([FieldError("uid", "not_found", f"no withdrawal {options['uid']}")])
+    withdrawal = withdrawal_sandbox_reject(company=withdrawal.company, uid=withdrawal.uid)
+    return {"uid": withdrawal.uid, "status": withdrawal.status}

@@ -1,0 +1,165 @@
+"""Request shapes and response bodies. Shapes only: the business rules live in withdrawals.rules."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from django.conf import settings
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from payments.api.balances import AmountTextField
+from payments.api.fields import AmountField, CodeField, StrictCharField
+from payments.assets import Asset
+from payments.models import MONEY
+from payments.wire import TimestampField
+from withdrawals.models import AutoWithdrawalRule, Withdrawal
+from withdrawals.services import explorer_link
+
+
+class StrictBooleanField(serializers.BooleanField):
+    """true or false as JSON booleans; "true", 1 and friends are a 400."""
+
+    def to_internal_value(self, data: Any) -> bool:
+        if not isinstance(data, bool):
+            raise serializers.ValidationError("Must be true or false.", code="invalid")
+        return data
+
+
+class WithdrawalItemInputSerializer(serializers.Serializer):
+    """API.md 2.2. `asset`, `to` and `tag` are checked against the asset by the service (rules.py)."""
+
+    amount = AmountField(help_text="Net amount the receiver gets; the network fee is added on top.")
+    tag = StrictCharField(
+        required=False, allow_blank=True, allow_null=True, max_length=64, trim_whitespace=False
+    )
+    to = StrictCharField(allow_blank=True, trim_whitespace=False, help_text="Receiver address.")
+    asset = StrictCharField(max_length=64, help_text="Payment code (asset + network), e.g. trc20usdt.")
+
+
+class WithdrawalItemsField(serializers.ListField):
+    child = WithdrawalItemInputSerializer()
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(allow_empty=False, **kwargs)
+
+    def to_internal_value(self, data: Any) -> Any:
+        # Before the items are validated one by one: a 100,000-item body is refused at once.
+        limit = settings.WITHDRAWAL_MAX_ITEMS
+        if isinstance(data, list) and len(data) > limit:
+            raise serializers.ValidationError(
+                f"At most {limit} items per call, got {len(data)}.", code="too_many_items"
+            )
+        return super().to_internal_value(data)
+
+
+class WithdrawInputSerializer(serializers.Serializer):
+    items = WithdrawalItemsField()
+
+
+class WithdrawalResultSerializer(serializers.Serializer):
+    """One entry per request item, in request order (API.md 2.3)."""
+
+    # For the schema only: services.withdrawal_results builds the entries.
+
+    message = serializers.CharField()
+    success = serializers.BooleanField()
+    uid = serializers.CharField(allow_null=True)
+
+
+class WithdrawalOutputSerializer(serializers.Serializer):
+    uid = serializers.CharField()
+    status = serializers.ChoiceField(choices=Withdrawal.Status.choices)
+    asset = serializers.CharField(source="code", help_text="Payment code (asset + network).")
+    amount = AmountTextField(help_text="Net amount sent.")
+    fee = AmountTextField(help_text="Network fee charged on top.")
+    to = serializers.CharField(source="to_address")
+    tag = serializers.SerializerMethodField()
+    txHash = serializers.SerializerMethodField(help_text="Explorer link of the transaction, once broadcast.")
+    isAutomatic = serializers.BooleanField(source="is_automatic")
+    createdAt = TimestampField(source="created_at")
+    updatedAt = TimestampField(source="updated_at")
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_tag(self, withdrawal: Withdrawal) -> str | None:
+        return withdrawal.tag or None
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_txHash(self, withdrawal: Withdrawal) -> str | None:
+        return explorer_link(withdrawal)
+
+
+class WithdrawalPageSerializer(serializers.Serializer):
+    count = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    results = WithdrawalOutputSerializer(many=True)
+
+
+class WithdrawalListFilterSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=Withdrawal.Status.choices, required=False)
+    asset = CodeField(required=False, max_length=64)
+    isAutomatic = serializers.ChoiceField(choices=["true", "false"], required=False)
+
+
+# --- auto-withdrawals -------------------------------------------------------------------------------------
+
+
+class ThresholdField(serializers.DecimalField):
+    """A number or numeric string >= 0, read as Decimal; the asset's decimals are the service's check."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**MONEY, min_value=Decimal(0), **kwargs)
+
+    def to_internal_value(self, data: Any) -> Decimal:
+        if isinstance(data, bool) or not isinstance(data, str | int | Decimal):
+            raise serializers.ValidationError("Must be a number or a numeric string.", code="invalid")
+        value: Decimal = super().to_internal_value(data)
+        return value
+
+
+class AutoWithdrawalRuleInputSerializer(serializers.Serializer):
+    """API.md 4.2: one value of `assets`."""
+
+    amount = ThresholdField()
+    isEnabled = StrictBooleanField()
+    withdrawalTag = StrictCharField(
+        required=False, allow_null=True, allow_blank=True, max_length=64, trim_whitespace=False
+    )
+    withdrawalAddress = StrictCharField(allow_blank=True, trim_whitespace=False)
+
+
+class AutoWithdrawalOutputSerializer(serializers.Serializer):
+    """The auto-withdrawal setting of one payment code (API.md 2.1); `amount` is a JSON number."""
+
+    # For the schema only: auto_withdrawal_entry builds the entries.
+
+    assetId = serializers.CharField()
+    amount = serializers.DecimalField(**MONEY, coerce_to_string=False)
+    isEnabled = serializers.BooleanField()
+    withdrawalTag = serializers.CharField(allow_null=True)
+    withdrawalAddress = serializers.CharField()
+
+
+class AutoWithdrawalListOutputSerializer(serializers.Serializer):
+    autoWithdrawals = AutoWithdrawalOutputSerializer(many=True)
+
+
+def auto_withdrawal_entry(asset: Asset, rule: AutoWithdrawalRule | None) -> dict[str, Any]:
+    """`amount` stays a Decimal: the renderer writes it as a raw JSON number (DECISIONS.md §1)."""
+    if rule is None:
+        return {
+            "assetId": asset.code,
+            "amount": Decimal(0),
+            "isEnabled": False,
+            "withdrawalTag": None,
+            "withdrawalAddress": "",
+        }
+    return {
+        "assetId": asset.code,
+        "amount": rule.amount,
+        "isEnabled": rule.is_enabled,
+        "withdrawalTag": rule.tag or None,
+        "withdrawalAddress": rule.address,
+    }

@@ -1,0 +1,152 @@
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from payments.auth import current_company
+from payments.errors import FieldError, ValidationFailed, flatten_drf_errors
+from withdrawals import auto_withdrawals, selectors, services
+from withdrawals.api.serializers import (
+    AutoWithdrawalListOutputSerializer,
+    AutoWithdrawalRuleInputSerializer,
+    WithdrawalListFilterSerializer,
+    WithdrawalOutputSerializer,
+    WithdrawalPageSerializer,
+    WithdrawalResultSerializer,
+    WithdrawInputSerializer,
+    auto_withdrawal_entry,
+)
+from withdrawals.auto_withdrawals import RuleInput
+from withdrawals.idempotency import (
+    HEADER,
+    StoredResponse,
+    idempotency_claim,
+    idempotency_key_check,
+    request_fingerprint,
+)
+from withdrawals.models import Withdrawal
+from withdrawals.rules import WithdrawalItem
+
+
+class WithdrawApi(APIView):
+    @extend_schema(
+        request=WithdrawInputSerializer,
+        responses={200: WithdrawalResultSerializer(many=True)},
+        parameters=[
+            OpenApiParameter(
+                HEADER,
+                str,
+                OpenApiParameter.HEADER,
+                description="Optional, up to 255 characters, kept 24 h: a repeat replays the first response.",
+            )
+        ],
+        summary="Withdraw: one item or a bulk of up to 1000, all accepted or none",
+    )
+    def post(self, request: Request) -> Response:
+        company = current_company(request)
+        key = idempotency_key_check(request.headers.get(HEADER))
+        data = WithdrawInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        items = [
+            WithdrawalItem(asset=i["asset"], to=i["to"], amount=i["amount"], tag=i.get("tag") or "")
+            for i in data.validated_data["items"]
+        ]
+        if key is None:
+            withdrawals = services.withdrawal_request(company=company, items=items)
+            return Response(services.withdrawal_results(withdrawals))
+
+        fingerprint = request_fingerprint(request.method or "POST", request.path, request.data)
+        claim = idempotency_claim(company=company, key=key, fingerprint=fingerprint)
+        if isinstance(claim, StoredResponse):
+            return Response(claim.body, status=claim.status, headers={"Idempotent-Replayed": "true"})
+        with claim.released_on_error():
+            withdrawals = services.withdrawal_request(
+                company=company,
+                items=items,
+                on_accepted=lambda accepted: claim.store(200, services.withdrawal_results(accepted)),
+            )
+        return Response(services.withdrawal_results(withdrawals))
+
+
+class WithdrawalPagination(LimitOffsetPagination):
+    max_limit = 1000
+
+
+class WithdrawalListApi(APIView):
+    @extend_schema(
+        operation_id="transactions_withdrawals_list",
+        parameters=[
+            WithdrawalListFilterSerializer,
+            OpenApiParameter("limit", int, description="Page size (default 50, at most 1000)."),
+            OpenApiParameter("offset", int),
+        ],
+        responses={200: WithdrawalPageSerializer},
+    )
+    def get(self, request: Request) -> Response:
+        filters = WithdrawalListFilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        values = filters.validated_data
+        automatic = values.get("isAutomatic")
+        withdrawals = selectors.withdrawal_list_for_company(
+            company=current_company(request),
+            status=values.get("status"),
+            code=values.get("asset"),
+            is_automatic=None if automatic is None else automatic == "true",
+        )
+        paginator = WithdrawalPagination()
+        page = paginator.paginate_queryset(withdrawals, request, view=self) or []
+        return paginator.get_paginated_response(WithdrawalOutputSerializer(page, many=True).data)
+
+
+class WithdrawalDetailApi(APIView):
+    @extend_schema(responses={200: WithdrawalOutputSerializer})
+    def get(self, request: Request, uid: str) -> Response:
+        withdrawal = selectors.withdrawal_get_for_company(company=current_company(request), uid=uid)
+        return Response(WithdrawalOutputSerializer(withdrawal).data)
+
+
+class SandboxWithdrawalRejectApi(APIView):
+    @extend_schema(request=None, responses={200: WithdrawalOutputSerializer})
+    def post(self, request: Request, uid: str) -> Response:
+        withdrawal: Withdrawal = services.withdrawal_sandbox_reject(company=current_company(request), uid=uid)
+        return Response(WithdrawalOutputSerializer(withdrawal).data)
+
+
+def _auto_withdrawals_body(request: Request) -> dict[str, Any]:
+    rules = selectors.auto_withdrawal_list_for_company(company=current_company(request))
+    return {"autoWithdrawals": [auto_withdrawal_entry(asset, rule) for asset, rule in rules]}
+
+
+class AutoWithdrawalsApi(APIView):
+    @extend_schema(responses={200: AutoWithdrawalListOutputSerializer})
+    def get(self, request: Request) -> Response:
+        return Response(_auto_withdrawals_body(request))
+
+    @extend_schema(request=dict, responses={200: AutoWithdrawalListOutputSerializer})
+    def patch(self, request: Request) -> Response:
+        assets = request.data.get("assets") if isinstance(request.data, dict) else None
+        if not isinstance(assets, dict):
+            raise ValidationFailed([FieldError("assets", "invalid", "an object keyed by payment code")])
+        rules: dict[str, RuleInput] = {}
+        errors = []
+        for key, value in assets.items():
+            shape = AutoWithdrawalRuleInputSerializer(data=value)
+            if not shape.is_valid():
+                errors += flatten_drf_errors(shape.errors, f"assets.{key}")
+                continue
+            values = shape.validated_data
+            rules[key] = RuleInput(
+                amount=values["amount"],
+                is_enabled=values["isEnabled"],
+                address=values["withdrawalAddress"],
+                tag=values.get("withdrawalTag"),
+            )
+        if errors:
+            raise ValidationFailed(errors)  # all or nothing: not one rule is saved
+        auto_withdrawals.auto_withdrawal_rules_set(company=current_company(request), rules=rules)
+        return Response(_auto_withdrawals_body(request))

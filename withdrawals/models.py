@@ -1,0 +1,153 @@
+from __future__ import annotations
+
+from decimal import Decimal, localcontext
+
+from django.db import models
+
+from payments.fields import MoneyField, money_check
+from payments.models import Company
+from payments.money import MONEY_CONTEXT
+
+STATUSES = ["processing", "done", "rejected"]
+
+
+class WithdrawalCounter(models.Model):
+    """The next withdrawal sequence of a company, handed out under a row lock (uids are never reused)."""
+
+    company = models.OneToOneField(
+        Company, primary_key=True, on_delete=models.PROTECT, related_name="withdrawal_counter"
+    )
+    next_sequence = models.PositiveBigIntegerField(default=1)
+
+    def __str__(self) -> str:
+        return f"{self.company_id}: next {self.next_sequence}"
+
+
+class WithdrawalRequest(models.Model):
+    """One accepted bulk call of POST /api/transactions/withdraw (2 to 1000 items)."""
+
+    company = models.ForeignKey(Company, on_delete=models.PROTECT, related_name="withdrawal_requests")
+    item_count = models.PositiveIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"request {self.pk} ({self.item_count} items)"
+
+
+class Withdrawal(models.Model):
+    class Status(models.TextChoices):
+        PROCESSING = "processing"  # accepted and held; broadcast or not yet (txid tells)
+        DONE = "done"  # confirmed on chain; the hold was posted
+        REJECTED = "rejected"  # screened out or failed on chain; the hold was released
+
+    # "<company number, 3+ digits>-<sequence>" (DECISIONS.md §1), also the webhook `uid`.
+    uid = models.CharField(max_length=32, unique=True)
+    company = models.ForeignKey(Company, on_delete=models.PROTECT, related_name="withdrawals")
+    request = models.ForeignKey(
+        WithdrawalRequest, null=True, blank=True, on_delete=models.PROTECT, related_name="withdrawals"
+    )  # the bulk call it came in; NULL for single, automatic and refund withdrawals
+    code = models.CharField(max_length=16)
+    to_address = models.CharField(max_length=128)
+    tag = models.CharField(max_length=64, blank=True)  # "" when the chain has no tags
+    amount = MoneyField()  # net: what the receiver gets
+    fee = MoneyField()  # the network fee at acceptance, held and charged on top
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PROCESSING)
+    txid = models.CharField(max_length=128, blank=True)  # "" until broadcast
+    is_automatic = models.BooleanField(default=False)
+    is_refund = models.BooleanField(default=False)
+    refund_invoice_id = models.UUIDField(null=True, blank=True)  # the wrong invoice a refund pays back
+    reject_reason = models.CharField(max_length=255, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    # When a broadcast message was last sent; the poller re-sends one only a grace period after it, so a
+    # backlog in the broker never fills up with copies of the same withdrawal.
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    broadcast_at = models.DateTimeField(null=True, blank=True)
+    settled_at = models.DateTimeField(null=True, blank=True)  # done or rejected
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=models.Q(status__in=STATUSES), name="withdrawal_status_valid"),
+            models.CheckConstraint(
+                condition=money_check("amount", strictly_positive=True), name="withdrawal_amount_positive"
+            ),
+            models.CheckConstraint(condition=money_check("fee"), name="withdrawal_fee_not_negative"),
+            # Never two sweeps in flight for one company and asset (DECISIONS.md §6), whatever races.
+            models.UniqueConstraint(
+                fields=["company", "code"],
+                condition=models.Q(is_automatic=True, status="processing"),
+                name="withdrawal_one_sweep_in_flight",
+            ),
+            # One refund per invoice: a replayed refund cannot pay the client twice.
+            models.UniqueConstraint(
+                fields=["refund_invoice_id"],
+                condition=models.Q(refund_invoice_id__isnull=False),
+                name="withdrawal_one_refund_per_invoice",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["company", "-created_at"], name="withdrawal_company_idx"),
+            models.Index(fields=["status", "created_at"], name="withdrawal_open_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.uid} {self.amount} {self.code} ({self.status})"
+
+    @property
+    def reference(self) -> str:
+        """The ledger reference of its hold, release and post (and the chain send's idempotency key)."""
+        return f"withdrawal:{self.uid}"
+
+    @property
+    def held_amount(self) -> Decimal:
+        with localcontext(MONEY_CONTEXT):  # exact: the default 28 digits could round a 36-digit sum
+            return self.amount + self.fee
+
+
+class IdempotencyKey(models.Model):
+    """An `Idempotency-Key` of one company (DECISIONS.md §5), kept 24 h.
+
+    Inserted (claimed) in its own transaction before the request executes; the response is stored in the
+    transaction that executes it, so a stored response always means the request's effects committed.
+    """
+
+    company = models.ForeignKey(Company, on_delete=models.CASCADE, related_name="idempotency_keys")
+    key = models.CharField(max_length=255)
+    request_hash = models.CharField(max_length=64)  # sha256 of method, path and canonical body
+    claim_token = models.UUIDField()  # who is executing it; a takeover after the lease changes it
+    claimed_at = models.DateTimeField()
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True)  # NULL: still executing
+    response_body = models.TextField(blank=True)  # exact JSON text of the first response
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["company", "key"], name="idempotency_key_unique"),
+        ]
+        indexes = [models.Index(fields=["created_at"], name="idempotency_key_age_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.company_id}:{self.key} ({self.status_code or 'in progress'})"
+
+
+class AutoWithdrawalRule(models.Model):
+    """API.md 2.1 / DECISIONS.md §6: when enabled and available >= amount, sweep the balance to address."""
+
+    company = models.ForeignKey(Company, on_delete=models.PROTECT, related_name="auto_withdrawal_rules")
+    code = models.CharField(max_length=16)
+    amount = MoneyField(default=0)  # threshold
+    is_enabled = models.BooleanField(default=False)
+    address = models.CharField(max_length=128, blank=True)
+    tag = models.CharField(max_length=64, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["company", "code"], name="auto_withdrawal_rule_unique"),
+            models.CheckConstraint(condition=money_check("amount"), name="auto_withdrawal_amount_not_neg"),
+        ]
+
+    def __str__(self) -> str:
+        state = "on" if self.is_enabled else "off"
+        return f"{self.company_id}/{self.code} >= {self.amount} -> {self.address} ({state})"

@@ -1,0 +1,451 @@
+"""The withdrawal state machine (API.md 3.2, 6.2; DECISIONS.md §5, §6): one function per transition.
+
+`grep "^def withdrawal_" withdrawals/services.py` lists it:
+
+    (new) --withdrawal_accept--> processing (txid ""), reached from withdrawal_request (API),
+          withdrawal_refund_invoice (invoices) and auto_withdrawal_sweep (auto_withdrawals.py)
+    processing (txid "") --withdrawal_broadcast--> processing (txid set), or rejected when screened out
+    processing (txid set) --withdrawal_complete--> done          (withdrawal_check asks the chain)
+    processing --withdrawal_reject / withdrawal_sandbox_reject--> rejected
+
+Each transition locks the row, returns early when it already happened, refuses any other source state,
+saves only changed fields and writes its webhook in the same transaction. Money moves only through the
+ledger: amount + fee is held at acceptance (reference "withdrawal:<uid>"), posted when done, released when
+rejected.
+
+Lock order, the same on every path so that no two transactions wait on each other in a cycle: the
+accounts of the codes involved (sorted), then the company's uid counter. Refunds arrive holding the
+invoice and its account lock (the invoice service credits right before calling us); sweeps hold their
+rule's lock first. Nobody takes an account lock while holding the counter.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from datetime import timedelta
+from decimal import localcontext
+from typing import TYPE_CHECKING, Any
+from uuid import UUID
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from payments.assets import get_asset
+from payments.chains.base import FAILED, FROZEN, get_backend, is_sandbox
+from payments.errors import FieldError, InvalidState, NotFound, UnsupportedAsset, ValidationFailed
+from payments.ledger import (
+    InsufficientBalance,
+    account_for_update,
+    ledger_hold_many,
+    ledger_post,
+    ledger_release,
+)
+from payments.models import Company, SandboxTransaction
+from payments.money import MONEY_CONTEXT, number_text
+from webhooks.models import WebhookEvent
+from webhooks.payloads import withdrawal_body
+from webhooks.services import webhook_publish, webhook_publish_many
+from withdrawals.models import Withdrawal, WithdrawalCounter, WithdrawalRequest
+from withdrawals.rules import CheckedItem, WithdrawalItem, check_item
+from withdrawals.screening import get_screen
+
+if TYPE_CHECKING:
+    from invoices.models import Invoice
+
+logger = logging.getLogger(__name__)
+
+Status = Withdrawal.Status
+ACCEPTED_MESSAGE = "Withdrawal accepted"
+
+
+# --- helpers ----------------------------------------------------------------------------------------------
+
+
+def _body(withdrawal: Withdrawal, tx_hash: str) -> dict[str, Any]:
+    asset = get_asset(withdrawal.code)
+    return withdrawal_body(
+        status=withdrawal.status,
+        asset=asset.base,
+        dchain=asset.code,
+        amount=withdrawal.amount,
+        fee=withdrawal.fee,
+        to=withdrawal.to_address,
+        tx_hash=tx_hash,
+        uid=withdrawal.uid,
+    )
+
+
+def _publish(withdrawal: Withdrawal, tx_hash: str = "") -> None:
+    webhook_publish(
+        company=withdrawal.company,
+        family=WebhookEvent.Family.WITHDRAWAL,
+        object_id=withdrawal.uid,
+        body=_body(withdrawal, tx_hash),
+    )
+
+
+def explorer_link(withdrawal: Withdrawal) -> str | None:
+    if not withdrawal.txid:
+        return None
+    return get_backend(withdrawal.code).explorer_url(withdrawal.code, withdrawal.txid)
+
+
+def _locked(uid: str) -> Withdrawal | None:
+    # of=("self",): on PostgreSQL select_related would otherwise lock the company row as well.
+    return (
+        Withdrawal.objects.select_for_update(of=("self",)).select_related("company").filter(uid=uid).first()
+    )
+
+
+def _require_status(withdrawal: Withdrawal, *allowed: str, action: str) -> None:
+    if withdrawal.status not in allowed:
+        raise InvalidState(f"Cannot {action} a withdrawal that is {withdrawal.status}.")
+
+
+def _next_uids(company: Company, count: int) -> list[str]:
+    """`count` fresh uids; the counter row stays locked until commit, so no uid is ever handed out twice."""
+    locked = WithdrawalCounter.objects.select_for_update()
+    counter = locked.filter(company=company).first()
+    if counter is None:
+        # A concurrent first withdrawal may insert the same row: ignore the conflict, then lock whichever won.
+        WithdrawalCounter.objects.bulk_create([WithdrawalCounter(company=company)], ignore_conflicts=True)
+        counter = locked.get(company=company)
+    first = counter.next_sequence
+    counter.next_sequence = first + count
+    counter.save(update_fields=["next_sequence"])
+    return [f"{company.uid_prefix}-{sequence}" for sequence in range(first, first + count)]
+
+
+def withdrawal_accept(
+    *,
+    company: Company,
+    items: Sequence[CheckedItem],
+    request: WithdrawalRequest | None = None,
+    is_automatic: bool = False,
+    refund_invoice_id: UUID | None = None,
+) -> list[Withdrawal]:
+    """(new) -> processing for checked items: hold amount + fee, create, first webhook, enqueue broadcast.
+
+    The one way in for manual, bulk, automatic and refund withdrawals; the items passed the rules
+    (withdrawals.rules). Raises InsufficientBalance, having written nothing, when a code is short.
+    """
+    from withdrawals.tasks import withdrawal_broadcast, withdrawal_broadcast_many
+
+    if not transaction.get_connection().in_atomic_block:
+        # No savepoint of its own (two round trips per call): the caller's transaction holds the locks.
+        raise transaction.TransactionManagementError("withdrawal_accept must run inside transaction.atomic.")
+    for code in sorted({item.code for item in items}):  # accounts first: see the lock order above
+        account_for_update(company_id=company.pk, code=code)
+    uids = _next_uids(company, len(items))
+    now = timezone.now()
+    with localcontext(MONEY_CONTEXT):
+        holds = [
+            (item.code, item.amount + item.fee, f"withdrawal:{uid}")
+            for item, uid in zip(items, uids, strict=True)
+        ]
+    ledger_hold_many(company_id=company.pk, holds=holds)
+    withdrawals = Withdrawal.objects.bulk_create(
+        [
+            Withdrawal(
+                uid=uid,
+                company=company,
+                request=request,
+                code=item.code,
+                to_address=item.to,
+                tag=item.tag,
+                amount=item.amount,
+                fee=item.fee,
+                is_automatic=is_automatic,
+                is_refund=refund_invoice_id is not None,
+                refund_invoice_id=refund_invoice_id,
+                enqueued_at=now,
+            )
+            for item, uid in zip(items, uids, strict=True)
+        ],
+        batch_size=500,
+    )
+    webhook_publish_many(
+        [(company, WebhookEvent.Family.WITHDRAWAL, w.uid, _body(w, tx_hash="")) for w in withdrawals]
+    )
+    if len(uids) == 1:
+        withdrawal_broadcast.delay_on_commit(uids[0])
+    else:
+        # One message for a bulk, fanned out to one broadcast task per withdrawal by a worker: 1,000 broker
+        # round trips would otherwise be most of a 1,000-item request. A lost message is found by the poller.
+        withdrawal_broadcast_many.delay_on_commit(uids)
+    return withdrawals
+
+
+def _insufficient_errors(
+    exc: InsufficientBalance, items: Sequence[CheckedItem], field: Callable[[int], str]
+) -> ValidationFailed:
+    short = {shortfall.code: shortfall for shortfall in exc.shortfalls}
+    errors = [
+        FieldError(
+            field(index),
+            InsufficientBalance.code,
+            f"{item.code} available {number_text(short[item.code].available)}, requested "
+            f"{number_text(short[item.code].requested)} (amounts plus network fees)",
+        )
+        for index, item in enumerate(items)
+        if item.code in short
+    ]
+    return ValidationFailed(errors, detail=exc.detail)
+
+
+# --- (new) -> processing ----------------------------------------------------------------------------------
+
+
+def withdrawal_items_check(items: Sequence[WithdrawalItem]) -> list[CheckedItem]:
+    """Every rule of every item (not the balance); one ValidationFailed listing each failing `items[i]`."""
+    if not items:
+        raise ValidationFailed([FieldError("items", "empty", "at least one withdrawal item is required")])
+    limit = settings.WITHDRAWAL_MAX_ITEMS
+    if len(items) > limit:
+        raise ValidationFailed(
+            [FieldError("items", "too_many_items", f"at most {limit} items per call, got {len(items)}")]
+        )
+    checked: list[CheckedItem] = []
+    errors: list[FieldError] = []
+    for index, item in enumerate(items):
+        ok, item_errors = check_item(item, prefix=f"items[{index}]")
+        errors += item_errors
+        if ok is not None:
+            checked.append(ok)
+    if errors:
+        raise ValidationFailed(errors)
+    return checked
+
+
+def withdrawal_request(
+    *,
+    company: Company,
+    items: Sequence[WithdrawalItem],
+    on_accepted: Callable[[list[Withdrawal]], None] | None = None,
+) -> list[Withdrawal]:
+    """POST /api/transactions/withdraw: all items are accepted (held, one transaction) or none is.
+
+    The rules are checked before the transaction opens (on SQLite a transaction holds the write lock);
+    the balance of each code's sum is checked under the account locks, and a short code is reported on
+    every item of that code. `on_accepted` runs inside the transaction (the Idempotency-Key layer stores
+    the response there, so a stored response always means the withdrawals exist).
+    """
+    checked = withdrawal_items_check(items)
+    with transaction.atomic():
+        request = None
+        if len(checked) > 1:  # a bulk: its withdrawals point to one request row
+            request = WithdrawalRequest.objects.create(company=company, item_count=len(checked))
+        try:
+            withdrawals = withdrawal_accept(company=company, items=checked, request=request)
+        except InsufficientBalance as exc:
+            raise _insufficient_errors(exc, checked, lambda index: f"items[{index}].amount") from exc
+        if on_accepted is not None:
+            on_accepted(withdrawals)
+    return withdrawals
+
+
+def withdrawal_results(withdrawals: Sequence[Withdrawal]) -> list[dict[str, Any]]:
+    """API.md 2.3: the response entry of each accepted item, in request order."""
+    return [{"message": ACCEPTED_MESSAGE, "success": True, "uid": w.uid} for w in withdrawals]
+
+
+def withdrawal_refund_invoice(invoice: Invoice) -> Withdrawal:
+    """invoices.services.refund_handlers: send what arrived, less the network fee, back to the client.
+
+    Called inside invoice_refund's transaction right after paid_amount was credited, so the hold of
+    amount + fee (= paid_amount) always finds the balance. Errors name the refund endpoint's fields.
+    """
+    existing = Withdrawal.objects.filter(refund_invoice_id=invoice.pk).first()
+    if existing is not None:
+        return existing
+    asset = get_asset(invoice.payment_code)
+    with localcontext(MONEY_CONTEXT):
+        net = invoice.paid_amount - asset.network_fee
+    if net <= 0:
+        raise ValidationFailed(
+            [
+                FieldError(
+                    "amount",
+                    "below_minimum",
+                    f"{number_text(invoice.paid_amount)} {asset.code} does not cover the network fee",
+                )
+            ]
+        )
+    item = WithdrawalItem(asset=asset.code, to=invoice.refund_address, amount=net, tag=invoice.refund_tag)
+    checked, errors = check_item(item)
+    if errors:
+        renamed = {"to": "address"}
+        raise ValidationFailed([FieldError(renamed.get(e.field, e.field), e.code, e.message) for e in errors])
+    assert checked is not None
+    try:
+        return withdrawal_accept(company=invoice.company, items=[checked], refund_invoice_id=invoice.pk)[0]
+    except InsufficientBalance as exc:
+        raise _insufficient_errors(exc, [checked], lambda index: "amount") from exc
+
+
+# --- processing: broadcast, complete, reject ------------------------------------------------------------
+
+
+@transaction.atomic
+def withdrawal_broadcast(*, uid: str) -> Withdrawal | None:
+    """processing (txid "") -> processing (txid set): screen, send, record, second processing webhook.
+
+    The send runs under the row lock, so one send at most is in flight per withdrawal; a retried task finds
+    the txid and returns. A worker killed after the send but before this commit leaves no txid: the retry
+    sends again, and the backend's send, idempotent per reference "withdrawal:<uid>", answers with the
+    first transaction instead of paying twice.
+    """
+    withdrawal = _locked(uid)
+    if withdrawal is None:
+        return None  # a message for a withdrawal this database does not have
+    if withdrawal.status != Status.PROCESSING or withdrawal.txid:
+        return withdrawal  # already broadcast (a retried task), or rejected meanwhile
+
+    allowed, reason = get_screen().screen(withdrawal)
+    if not allowed:
+        _reject(withdrawal, reason or "Refused by compliance screening.")
+        return withdrawal
+    backend = get_backend(withdrawal.code)
+    txid = backend.send(
+        withdrawal.code,
+        reference=withdrawal.reference,
+        to=withdrawal.to_address,
+        tag=withdrawal.tag,
+        amount=withdrawal.amount,
+    )
+    withdrawal.txid = txid
+    withdrawal.broadcast_at = timezone.now()
+    withdrawal.save(update_fields=["txid", "broadcast_at", "updated_at"])
+    _publish(withdrawal, tx_hash=backend.explorer_url(withdrawal.code, txid))
+    return withdrawal
+
+
+@transaction.atomic
+def withdrawal_complete(*, uid: str) -> Withdrawal:
+    """processing (broadcast) -> done: the chain confirmed it; the hold leaves the balance."""
+    withdrawal = _locked(uid)
+    if withdrawal is None:
+        raise NotFound("No such withdrawal.")
+    if withdrawal.status == Status.DONE:
+        return withdrawal
+    _require_status(withdrawal, Status.PROCESSING, action="complete")
+    if not withdrawal.txid:
+        raise InvalidState("A withdrawal that was not broadcast cannot be done.")
+
+    ledger_post(
+        company_id=withdrawal.company_id,
+        code=withdrawal.code,
+        amount=withdrawal.held_amount,
+        reference=withdrawal.reference,
+    )
+    withdrawal.status = Status.DONE
+    withdrawal.settled_at = timezone.now()
+    withdrawal.save(update_fields=["status", "settled_at", "updated_at"])
+    _publish(withdrawal, tx_hash=explorer_link(withdrawal) or "")
+    return withdrawal
+
+
+def _reject(withdrawal: Withdrawal, reason: str) -> None:
+    """The body of every move to rejected; the caller holds the row lock and checked the status."""
+    ledger_release(
+        company_id=withdrawal.company_id,
+        code=withdrawal.code,
+        amount=withdrawal.held_amount,
+        reference=withdrawal.reference,
+    )
+    withdrawal.status = Status.REJECTED
+    withdrawal.reject_reason = reason[:255]
+    withdrawal.settled_at = timezone.now()
+    withdrawal.save(update_fields=["status", "reject_reason", "settled_at", "updated_at"])
+    _publish(withdrawal)  # rejected webhooks carry no txHash
+
+
+@transaction.atomic
+def withdrawal_reject(*, uid: str, reason: str) -> Withdrawal:
+    """processing -> rejected: failed or frozen on chain; the hold returns to the available balance."""
+    withdrawal = _locked(uid)
+    if withdrawal is None:
+        raise NotFound("No such withdrawal.")
+    if withdrawal.status == Status.REJECTED:
+        return withdrawal
+    _require_status(withdrawal, Status.PROCESSING, action="reject")
+    _reject(withdrawal, reason)
+    return withdrawal
+
+
+@transaction.atomic
+def withdrawal_sandbox_reject(*, company: Company, uid: str) -> Withdrawal:
+    """POST /api/sandbox/withdrawals/<uid>/reject: force a processing sandbox withdrawal to rejected."""
+    withdrawal = _locked(uid)
+    if withdrawal is None or withdrawal.company_id != company.pk:
+        raise NotFound("No such withdrawal.")
+    if not is_sandbox(withdrawal.code):
+        raise ValidationFailed(
+            [FieldError("uid", UnsupportedAsset.code, f"{withdrawal.code} is not on the sandbox chain")]
+        )
+    _require_status(withdrawal, Status.PROCESSING, action="reject")
+    if withdrawal.txid:
+        # The simulated chain agrees: its transaction fails once mined, as a real failed one would.
+        SandboxTransaction.objects.filter(
+            kind=SandboxTransaction.Kind.WITHDRAWAL, reference=withdrawal.reference
+        ).update(outcome=SandboxTransaction.Outcome.FAIL)
+    _reject(withdrawal, "Rejected in the sandbox.")
+    return withdrawal
+
+
+def withdrawal_check(*, uid: str) -> Withdrawal | None:
+    """Ask the chain about a broadcast withdrawal and move it to done or rejected once the chain decided.
+
+    The chain is read outside any lock; the transition re-reads under its lock and returns early if a
+    concurrent check (the sandbox hook and the poller) got there first.
+    """
+    withdrawal = Withdrawal.objects.filter(uid=uid).first()
+    if withdrawal is None or withdrawal.status != Status.PROCESSING or not withdrawal.txid:
+        return withdrawal
+    state = get_backend(withdrawal.code).status(withdrawal.code, withdrawal.txid)
+    if state in (FAILED, FROZEN):
+        return withdrawal_reject(uid=uid, reason=f"The transaction {state} on chain.")
+    if isinstance(state, int) and state >= get_asset(withdrawal.code).confirmations:
+        return withdrawal_complete(uid=uid)
+    return withdrawal
+
+
+def withdrawal_poll_open() -> tuple[list[str], list[str]]:
+    """Beat: re-send the broadcast message of withdrawals still without txid a grace period after their
+    last message (lost by the broker, or its worker died), and check every broadcast open withdrawal with
+    its chain. Returns (uids re-sent, uids checked)."""
+    from withdrawals.tasks import withdrawal_broadcast as broadcast_task
+
+    batch = settings.WITHDRAWAL_POLL_BATCH
+    now = timezone.now()
+    stale = now - timedelta(seconds=settings.WITHDRAWAL_REBROADCAST_AFTER_SECONDS)
+    open_ = Withdrawal.objects.filter(status=Status.PROCESSING).order_by("created_at", "pk")
+    lost = open_.filter(txid="", enqueued_at__lte=stale)
+    resend = list(lost.values_list("uid", flat=True)[:batch])
+    Withdrawal.objects.filter(uid__in=resend, txid="").update(enqueued_at=now)
+    for uid in resend:
+        broadcast_task.delay(uid)
+    checked = []
+    for uid in open_.exclude(txid="").values_list("uid", flat=True)[:batch]:
+        try:
+            withdrawal_check(uid=uid)
+        except Exception:  # one chain error must not starve the others; the next poll retries it
+            logger.exception("withdrawal %s: check failed", uid)
+        checked.append(uid)
+    return resend, checked
+
+
+def withdrawal_sandbox_after_blocks(codes: list[str]) -> None:
+    """payments.sandbox.after_blocks: settle the withdrawals of the chains that got blocks.
+
+    Inline, so `POST /api/sandbox/blocks` answers with everything it caused already done. One broken
+    withdrawal is logged and must not stop the chain (the poller retries it).
+    """
+    open_ = Withdrawal.objects.filter(status=Status.PROCESSING, code__in=codes).exclude(txid="")
+    for uid in open_.order_by("pk").values_list("uid", flat=True)[: settings.WITHDRAWAL_POLL_BATCH]:
+        try:
+            withdrawal_check(uid=uid)
+        except Exception:
+            logger.exception("withdrawal %s: check after sandbox blocks failed", uid)
