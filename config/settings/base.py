@@ -321,4 +321,5 @@ CELERY_BEAT_SCHEDULE["idempotency-keys-purge"] = {
 
 # --- Pay page -------------------------------------------------------------------------------------------
 PAY_PAGE_POLL_SECONDS = env.int("PAY_PAGE_POLL_SECONDS", default=3)  # live status polling of /<invoice_id>
-PAY_PAGE_REDIRECT_SECONDS = env.int("PAY_PAGE_REDIRECT_SECONDS", default=5)  # "paid" shown this long, then redirect
+# How long "paid" is shown before the redirect to the merchant's page.
+PAY_PAGE_REDIRECT_SECONDS = env.int("PAY_PAGE_REDIRECT_SECONDS", default=5)
