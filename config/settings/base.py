@@ -319,6 +319,20 @@ CELERY_BEAT_SCHEDULE["idempotency-keys-purge"] = {
 }
 # --- end Withdrawals ------------------------------------------------------------------------------------
 
+# --- Dashboard (payments/dashboard/) ----------------------------------------------------------------------
+LOGIN_REDIRECT_URL = "/dashboard/"
+LOGOUT_REDIRECT_URL = "/dashboard/login/"
+# Failed logins per (username, client IP), counted in the cache: this many within the window locks the pair.
+DASHBOARD_LOGIN_FAILURE_LIMIT = env.int("DASHBOARD_LOGIN_FAILURE_LIMIT", default=5)
+DASHBOARD_LOGIN_FAILURE_WINDOW_SECONDS = env.int("DASHBOARD_LOGIN_FAILURE_WINDOW_SECONDS", default=900)
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="Kassa <no-reply@localhost>")
+# `{% load dashboard %}`: the dashboard's template filters (payments/dashboard is not an app of its own).
+_template_options = TEMPLATES[0]["OPTIONS"]
+assert isinstance(_template_options, dict)
+_template_options.setdefault("libraries", {})["dashboard"] = "payments.dashboard.templatetags"
+_template_options["context_processors"].append("payments.dashboard.context.dashboard")
+# --- end Dashboard ----------------------------------------------------------------------------------------
+
 # --- Pay page -------------------------------------------------------------------------------------------
 PAY_PAGE_POLL_SECONDS = env.int("PAY_PAGE_POLL_SECONDS", default=3)  # live status polling of /<invoice_id>
 # How long "paid" is shown before the redirect to the merchant's page.

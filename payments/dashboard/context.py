@@ -1,0 +1,29 @@
+"""Template context of every dashboard page (TEMPLATES context_processors setting)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest
+from django.urls import NoReverseMatch, reverse
+
+from payments.chains.base import sandbox_codes
+
+
+def _has_route(name: str) -> bool:
+    try:
+        reverse(name)
+    except NoReverseMatch:
+        return False
+    return True
+
+
+def dashboard(request: HttpRequest) -> dict[str, Any]:
+    """Which optional sections the navigation shows; nothing for pages outside the dashboard."""
+    match = getattr(request, "resolver_match", None)
+    if match is None or match.namespace != "dashboard":
+        return {}
+    return {
+        "sandbox_enabled": bool(sandbox_codes()),
+        "withdrawals_enabled": _has_route("dashboard:withdrawal_list"),
+    }

@@ -1,0 +1,1 @@
+"""Dashboard forms, one module per area (see base.py for how they validate)."""

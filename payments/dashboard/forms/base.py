@@ -1,0 +1,54 @@
+"""What the dashboard forms share. Field rules come from the API's own serializers and the services,
+never restated here: a form renders inputs and maps the serializer's or service's field errors onto them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from django import forms
+from rest_framework import serializers
+
+from payments.assets import all_assets
+from payments.errors import FieldError, flatten_drf_errors
+from payments.models import FeePayer
+
+FEE_PAYER_CHOICES = [
+    (FeePayer.BUYER.value, "Buyer pays the fee (the client sends total + fee)"),
+    (FeePayer.MERCHANT.value, "Merchant pays the fee (deducted from what you receive)"),
+]
+
+
+def add_field_errors(form: forms.Form, errors: Iterable[FieldError], fields: Mapping[str, str]) -> None:
+    """Attach API/service field errors to the form field they name; the rest go to the whole form."""
+    for error in errors:
+        name = fields.get(error.field, error.field)
+        message = error.message
+        if name not in form.fields and error.field:
+            message = f"{error.field}: {message}"
+        form.add_error(name if name in form.fields else None, message)
+
+
+def run_serializer(
+    form: forms.Form, serializer_class: type[serializers.Serializer], data: Any, fields: Mapping[str, str]
+) -> dict[str, Any] | None:
+    serializer = serializer_class(data=data)
+    if serializer.is_valid():
+        return dict(serializer.validated_data)
+    add_field_errors(form, flatten_drf_errors(serializer.errors), fields)
+    return None
+
+
+def set_choices(form: forms.Form, name: str, choices: list[tuple[str, str]]) -> None:
+    field = form.fields[name]
+    assert isinstance(field, forms.ChoiceField)
+    field.choices = choices
+
+
+def code_choices(codes: Iterable[str] | None = None) -> list[tuple[str, str]]:
+    chosen = set(codes) if codes is not None else None
+    return [
+        (asset.code, f"{asset.code} — {asset.label}")
+        for asset in all_assets()
+        if chosen is None or asset.code in chosen
+    ]

@@ -1,0 +1,117 @@
+"""Static deposit addresses and the sandbox panel."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from payments.api.deposits import (
+    SandboxBlocksInputSerializer,
+    SandboxDepositInputSerializer,
+    StaticDepositInputSerializer,
+)
+from payments.assets import get_asset
+from payments.chains.base import sandbox_codes
+from payments.dashboard.forms.base import (
+    code_choices,
+    run_serializer,
+    set_choices,
+)
+from payments.models import SandboxTransaction
+from payments.sandbox import MAX_BLOCKS_PER_CALL
+
+
+class StaticAddressForm(forms.Form):
+    internal_user_id = forms.CharField(
+        label="Your user id", max_length=128, help_text="Your own id of the user the address belongs to."
+    )
+    email = forms.CharField(label="User e-mail", required=False, max_length=254)
+    network = forms.ChoiceField(label="Network")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        set_choices(self, "network", code_choices())
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        network = data.get("network")
+        if not network:
+            return data
+        validated = run_serializer(
+            self,
+            StaticDepositInputSerializer,
+            {
+                "internal_user_id": data.get("internal_user_id", ""),
+                "email": data.get("email") or None,
+                "asset": get_asset(network).base,
+                "network": network,
+            },
+            {},
+        )
+        if validated is not None:
+            data["validated"] = validated
+        return data
+
+
+class SandboxDepositForm(forms.Form):
+    address = forms.CharField(
+        label="To address", max_length=128, widget=forms.TextInput(attrs={"class": "mono"})
+    )
+    asset = forms.ChoiceField(label="Asset")
+    amount = forms.CharField(label="Amount", widget=forms.TextInput(attrs={"inputmode": "decimal"}))
+    tag = forms.CharField(label="Tag / memo", required=False, max_length=64)
+    outcome = forms.ChoiceField(
+        label="Outcome once mined",
+        choices=[
+            (SandboxTransaction.Outcome.CONFIRM.value, "Confirms"),
+            (SandboxTransaction.Outcome.FAIL.value, "Fails on chain"),
+            (SandboxTransaction.Outcome.FREEZE.value, "Frozen by compliance"),
+        ],
+        initial=SandboxTransaction.Outcome.CONFIRM,
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        set_choices(self, "asset", code_choices(sandbox_codes()))
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if self.errors:
+            return data
+        validated = run_serializer(
+            self,
+            SandboxDepositInputSerializer,
+            {
+                "address": data["address"],
+                "asset": data["asset"],
+                "amount": data["amount"],
+                "tag": data.get("tag") or "",
+                "outcome": data["outcome"],
+            },
+            {},
+        )
+        if validated is not None:
+            data["validated"] = validated
+        return data
+
+
+class SandboxMineForm(forms.Form):
+    count = forms.IntegerField(label="Blocks", min_value=1, max_value=MAX_BLOCKS_PER_CALL, initial=1)
+    asset = forms.ChoiceField(label="Chain", required=False)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        set_choices(self, "asset", [("", "Every sandbox chain"), *code_choices(sandbox_codes())])
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if self.errors:
+            return data
+        body: dict[str, Any] = {"count": data["count"]}
+        if data.get("asset"):
+            body["asset"] = data["asset"]
+        validated = run_serializer(self, SandboxBlocksInputSerializer, body, {})
+        if validated is not None:
+            data["validated"] = validated
+        return data

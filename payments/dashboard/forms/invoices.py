@@ -1,0 +1,138 @@
+"""Invoice list filters, the create form with its item rows, and the refund form."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django import forms
+
+from invoices.api.serializers import InvoiceCreateInputSerializer
+from invoices.models import Invoice
+from payments.assets import INVOICE_CURRENCIES
+from payments.dashboard.forms.base import (
+    FEE_PAYER_CHOICES,
+    add_field_errors,
+    code_choices,
+    set_choices,
+)
+from payments.errors import FieldError, flatten_drf_errors
+from payments.models import Company, FeePayer
+
+MAX_INVOICE_ROWS = 200
+BLANK_INVOICE_ROWS = 3  # rows shown without JavaScript; the script adds more on demand
+
+
+class InvoiceFilterForm(forms.Form):
+    status = forms.ChoiceField(
+        required=False, choices=[("", "All statuses"), *Invoice.Status.choices], label="Status"
+    )
+    q = forms.CharField(required=False, max_length=254, label="Search")
+
+
+class InvoiceCreateForm(forms.Form):
+    """The invoice's fields; its item rows come as parallel `item_name` / `item_price` lists."""
+
+    invoice_currency = forms.ChoiceField(
+        label="Currency", choices=[(code, code.upper()) for code in INVOICE_CURRENCIES], initial="usd"
+    )
+    fee_payer = forms.ChoiceField(label="Service fee", choices=FEE_PAYER_CHOICES, widget=forms.RadioSelect)
+    payment_currency = forms.ChoiceField(
+        label="Payment currency", required=False, help_text="Empty: the client chooses on the pay page."
+    )
+    redirect_url = forms.CharField(
+        label="Redirect URL",
+        required=False,
+        help_text="After payment. Empty: your default from the payment settings.",
+        widget=forms.URLInput(attrs={"placeholder": "https://shop.example/orders/1042"}),
+    )
+
+    def __init__(self, *args: Any, company: Company, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        from invoices.services import allowed_codes
+
+        set_choices(
+            self,
+            "payment_currency",
+            [
+                ("", "Client chooses"),
+                *code_choices(allowed_codes(company)),
+            ],
+        )
+        self.fields["fee_payer"].initial = company.default_fee_payer
+        self.rows: list[dict[str, Any]] = [
+            {"name": "", "price": "", "errors": []} for _ in range(BLANK_INVOICE_ROWS)
+        ]
+        self.items: list[dict[str, str]] = []
+
+    def read_rows(self, data: Any) -> None:
+        names = data.getlist("item_name")[:MAX_INVOICE_ROWS]
+        prices = data.getlist("item_price")[:MAX_INVOICE_ROWS]
+        count = max(len(names), len(prices))
+        names += [""] * (count - len(names))
+        prices += [""] * (count - len(prices))
+        self.rows = [
+            {"name": name, "price": price.strip(), "errors": []}
+            for name, price in zip(names, prices, strict=True)
+            if name.strip() or price.strip()
+        ]
+        while len(self.rows) < BLANK_INVOICE_ROWS:
+            self.rows.append({"name": "", "price": "", "errors": []})
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        filled = [row for row in self.rows if row["name"].strip() or row["price"]]
+        if not filled:
+            self.add_error(None, "Add at least one item with a price.")
+            return data
+        for row in filled:
+            if not row["price"]:
+                row["errors"].append("Enter a price.")
+        if any(row["errors"] for row in filled):
+            self.add_error(None, "Some item rows need attention.")
+            return data
+        body = {
+            "invoiceCurrency": data.get("invoice_currency", ""),
+            "items": [{"name": row["name"], "price": row["price"]} for row in filled],
+            "isMerchantPaysFee": data.get("fee_payer") == FeePayer.MERCHANT,
+            "paymentCurrency": data.get("payment_currency") or None,
+            "redirectURL": data.get("redirect_url") or None,
+        }
+        serializer = InvoiceCreateInputSerializer(data=body)
+        if serializer.is_valid():
+            data["validated"] = serializer.validated_data
+            return data
+        self.apply_errors(flatten_drf_errors(serializer.errors))
+        return data
+
+    def apply_errors(self, errors: Iterable[FieldError]) -> None:
+        """API field names (`items[2].price`, `redirectURL`) onto rows and fields."""
+        errors = list(errors)
+        filled = [row for row in self.rows if row["name"].strip() or row["price"]]
+        fields = {
+            "invoiceCurrency": "invoice_currency",
+            "paymentCurrency": "payment_currency",
+            "redirectURL": "redirect_url",
+            "isMerchantPaysFee": "fee_payer",
+        }
+        rest: list[FieldError] = []
+        for error in errors:
+            if error.field.startswith("items[") and "]" in error.field:
+                index_text, _, name = error.field[len("items[") :].partition("]")
+                if index_text.isdigit() and int(index_text) < len(filled):
+                    label = name.lstrip(".") or "item"
+                    filled[int(index_text)]["errors"].append(f"{label}: {error.message}")
+                    continue
+            rest.append(error)
+        if len(rest) != len(errors) and not self.non_field_errors():
+            self.add_error(None, "Some item rows need attention.")
+        add_field_errors(self, rest, fields)
+
+
+class RefundForm(forms.Form):
+    address = forms.CharField(
+        label="Client's address", max_length=128, widget=forms.TextInput(attrs={"class": "mono"})
+    )
+    tag = forms.CharField(
+        label="Tag / memo", max_length=64, required=False, help_text="Only for assets that use tags (TON)."
+    )

@@ -1,0 +1,58 @@
+"""Failed dashboard logins counted per (username, client IP) in the shared cache (Redis in production).
+
+After DASHBOARD_LOGIN_FAILURE_LIMIT failures within DASHBOARD_LOGIN_FAILURE_WINDOW_SECONDS of the first one,
+that pair is refused until the window ends, even with the right password: a guessed password must not be
+confirmed. Per pair, not per username alone, so an attacker cannot lock the owner out from elsewhere.
+The same counter guards the password confirmation that reveals the signing secret.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from django.conf import settings
+from django.core.cache import cache
+from django.http import HttpRequest
+
+
+def _limit() -> int:
+    return int(getattr(settings, "DASHBOARD_LOGIN_FAILURE_LIMIT", 5))
+
+
+def window_seconds() -> int:
+    return int(getattr(settings, "DASHBOARD_LOGIN_FAILURE_WINDOW_SECONDS", 900))
+
+
+def client_ip(request: HttpRequest) -> str:
+    """REMOTE_ADDR, or the address the NUM_PROXIES trusted proxies saw (as DRF's throttles read it)."""
+    proxies = int(getattr(settings, "NUM_PROXIES", 0) or 0)
+    forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
+    if proxies and forwarded:
+        hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]
+        if hops:
+            return hops[-min(proxies, len(hops))]
+    return str(request.META.get("REMOTE_ADDR", ""))
+
+
+def _key(scope: str, username: str, ip: str) -> str:
+    ident = hashlib.sha256(f"{username.strip().lower()}\x00{ip}".encode()).hexdigest()
+    return f"dashboard:{scope}-failures:{ident}"
+
+
+def is_locked(scope: str, username: str, ip: str) -> bool:
+    return int(cache.get(_key(scope, username, ip), 0)) >= _limit()
+
+
+def record_failure(scope: str, username: str, ip: str) -> int:
+    """Count one failure; the window starts at the first failure and is not extended by later ones."""
+    key = _key(scope, username, ip)
+    cache.add(key, 0, timeout=window_seconds())
+    try:
+        return int(cache.incr(key))
+    except ValueError:  # expired between add and incr
+        cache.set(key, 1, timeout=window_seconds())
+        return 1
+
+
+def clear(scope: str, username: str, ip: str) -> None:
+    cache.delete(_key(scope, username, ip))

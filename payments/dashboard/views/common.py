@@ -1,0 +1,57 @@
+"""What every dashboard view shares: the merchant guard, one-time session values, pagination."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any, Concatenate, ParamSpec
+
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Page, Paginator
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponseBase
+from django.shortcuts import render
+from django.views.decorators.cache import never_cache
+
+from payments.models import Company
+
+P = ParamSpec("P")
+MerchantView = Callable[Concatenate[HttpRequest, Company, P], HttpResponseBase]
+
+PAGE_SIZE = 25
+_ONCE = "dashboard:once"  # session key: values shown exactly once (new tokens and secrets)
+
+
+def merchant_view(view: MerchantView[P]) -> Callable[Concatenate[HttpRequest, P], HttpResponseBase]:
+    """Logged in, with a company; the view receives that company and scopes every query by it.
+
+    never_cache: pages carry balances and, once, credentials; no shared cache or back button may keep them.
+    """
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args: P.args, **kwargs: P.kwargs) -> HttpResponseBase:
+        company = Company.objects.filter(owner_id=request.user.pk).first()
+        if company is None:
+            return render(request, "dashboard/no_company.html", status=403)
+        return view(request, company, *args, **kwargs)
+
+    return never_cache(login_required(wrapped))  # type: ignore[return-value]
+
+
+def show_once(request: HttpRequest, name: str, value: Any) -> None:
+    """Keep `value` for the next page only (the redirect target pops it)."""
+    once = dict(request.session.get(_ONCE, {}))
+    once[name] = value
+    request.session[_ONCE] = once
+
+
+def pop_once(request: HttpRequest, name: str) -> Any:
+    once = dict(request.session.get(_ONCE, {}))
+    value = once.pop(name, None)
+    if value is not None:
+        request.session[_ONCE] = once
+    return value
+
+
+def paginate(request: HttpRequest, items: QuerySet[Any], per_page: int = PAGE_SIZE) -> Page[Any]:
+    return Paginator(items, per_page).get_page(request.GET.get("page"))

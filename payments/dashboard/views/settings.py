@@ -1,0 +1,210 @@
+"""Settings: API credentials and webhook URL (the tokens page of API.md §5), payment settings."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from django.contrib import messages
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from invoices.models import UnderpaymentLimit
+from payments.assets import all_assets
+from payments.dashboard import throttle
+from payments.dashboard.forms.accounts import PasswordConfirmForm
+from payments.dashboard.forms.base import add_field_errors
+from payments.dashboard.forms.settings import (
+    PaymentSettingsForm,
+    SigningSecretForm,
+    UnderpaymentLimitsForm,
+    WebhookUrlForm,
+)
+from payments.dashboard.services import (
+    company_set_payment_settings,
+    company_set_signing_secret,
+    underpayment_limits_set,
+    webhook_send_test,
+)
+from payments.dashboard.views.accounts import NEW_TOKEN
+from payments.dashboard.views.common import merchant_view, pop_once, show_once
+from payments.errors import DomainError, ValidationFailed
+from payments.models import Company
+from payments.money import number_text
+from payments.services import (
+    company_rotate_signing_secret,
+    company_rotate_token,
+    company_set_redirect_url,
+    company_set_webhook_url,
+    company_signing_secret,
+)
+
+NEW_SECRET = "signing_secret"  # noqa: S105 - a session key name, not a secret
+TEST_RESULT = "webhook_test"
+REVEAL_SCOPE = "reveal"
+
+
+# --- API & webhooks -------------------------------------------------------------------------------------
+
+
+def _api_page(request: HttpRequest, company: Company, status: int = 200, **context: Any) -> HttpResponse:
+    page: dict[str, Any] = {
+        "company": company,
+        "nav": "api",
+        "token": pop_once(request, NEW_TOKEN),
+        "new_secret": pop_once(request, NEW_SECRET),
+        "test_result": pop_once(request, TEST_RESULT),
+        "revealed_secret": None,
+        "reveal_form": PasswordConfirmForm(),
+        "secret_form": SigningSecretForm(),
+        "url_form": WebhookUrlForm(initial={"url": company.webhook_url}),
+    }
+    page.update(context)
+    return render(request, "dashboard/settings_api.html", page, status=status)
+
+
+@merchant_view
+def api_settings(request: HttpRequest, company: Company) -> HttpResponse:
+    return _api_page(request, company)
+
+
+@require_POST
+@merchant_view
+def token_rotate(request: HttpRequest, company: Company) -> HttpResponse:
+    show_once(request, NEW_TOKEN, company_rotate_token(company_id=company.pk))
+    messages.success(request, "A new public token was issued. The old one no longer works.")
+    return redirect("dashboard:api_settings")
+
+
+@require_POST
+@merchant_view
+def secret_reveal(request: HttpRequest, company: Company) -> HttpResponse:
+    """The current signing secret, after the owner's password; failures count like failed logins."""
+    form = PasswordConfirmForm(request.POST)
+    username, ip = request.user.get_username(), throttle.client_ip(request)
+    if throttle.is_locked(REVEAL_SCOPE, username, ip):
+        form.is_valid()
+        form.add_error("password", "Too many wrong passwords. Wait 15 minutes and try again.")
+        return _api_page(request, company, status=429, reveal_form=form)
+    if form.is_valid() and request.user.check_password(form.cleaned_data["password"]):
+        throttle.clear(REVEAL_SCOPE, username, ip)
+        return _api_page(request, company, revealed_secret=company_signing_secret(company))
+    if form.is_valid():
+        throttle.record_failure(REVEAL_SCOPE, username, ip)
+        form.add_error("password", "That is not your password.")
+    return _api_page(request, company, reveal_form=form)
+
+
+@require_POST
+@merchant_view
+def secret_rotate(request: HttpRequest, company: Company) -> HttpResponse:
+    show_once(request, NEW_SECRET, company_rotate_signing_secret(company_id=company.pk))
+    messages.success(request, "A new signing secret was generated. Webhooks are signed with it from now on.")
+    return redirect("dashboard:api_settings")
+
+
+@require_POST
+@merchant_view
+def secret_set(request: HttpRequest, company: Company) -> HttpResponse:
+    form = SigningSecretForm(request.POST)
+    if form.is_valid():
+        try:
+            company_set_signing_secret(company_id=company.pk, secret=form.cleaned_data["secret"])
+        except ValidationFailed as exc:
+            add_field_errors(form, exc.errors, {})
+        else:
+            messages.success(
+                request, "Your signing secret was saved. Webhooks are signed with it from now on."
+            )
+            return redirect("dashboard:api_settings")
+    return _api_page(request, company, secret_form=form)
+
+
+@require_POST
+@merchant_view
+def webhook_url_set(request: HttpRequest, company: Company) -> HttpResponse:
+    form = WebhookUrlForm(request.POST)
+    if not form.is_valid():
+        return _api_page(request, company, url_form=form)
+    url = form.cleaned_data["url"]
+    company_set_webhook_url(company_id=company.pk, url=url)
+    messages.success(
+        request, "Webhook URL saved." if url else "Webhook URL cleared: no webhooks will be sent."
+    )
+    return redirect("dashboard:api_settings")
+
+
+@require_POST
+@merchant_view
+def webhook_test(request: HttpRequest, company: Company) -> HttpResponse:
+    try:
+        result = webhook_send_test(company=company)
+    except DomainError as exc:
+        messages.error(request, exc.detail)
+        return redirect("dashboard:api_settings")
+    show_once(request, TEST_RESULT, {**asdict(result), "succeeded": result.succeeded})
+    return redirect("dashboard:api_settings")
+
+
+# --- payment settings -----------------------------------------------------------------------------------
+
+
+def _limits_initial(company: Company) -> dict[str, tuple[str, str]]:
+    return {
+        limit.code: (number_text(limit.static), number_text(limit.percentage))
+        for limit in UnderpaymentLimit.objects.filter(company=company)
+    }
+
+
+def _payments_page(request: HttpRequest, company: Company, **context: Any) -> HttpResponse:
+    page: dict[str, Any] = {
+        "company": company,
+        "nav": "payments",
+        "settings_form": PaymentSettingsForm(
+            initial={
+                "redirect_url": company.redirect_url,
+                "allowed_assets": company.allowed_assets,
+                "default_fee_payer": company.default_fee_payer,
+            }
+        ),
+        "limits_form": UnderpaymentLimitsForm(initial_limits=_limits_initial(company)),
+        "assets": all_assets(),
+    }
+    page.update(context)
+    return render(request, "dashboard/settings_payments.html", page)
+
+
+@require_http_methods(["GET", "POST"])
+@merchant_view
+def payment_settings(request: HttpRequest, company: Company) -> HttpResponse:
+    if request.method != "POST":
+        return _payments_page(request, company)
+    form = PaymentSettingsForm(request.POST)
+    if form.is_valid():
+        try:
+            with transaction.atomic():  # one form, one change: both services or neither
+                company_set_payment_settings(
+                    company_id=company.pk,
+                    allowed_assets=form.cleaned_data["allowed_assets"],
+                    default_fee_payer=form.cleaned_data["default_fee_payer"],
+                )
+                company_set_redirect_url(company_id=company.pk, url=form.cleaned_data["redirect_url"])
+        except ValidationFailed as exc:
+            add_field_errors(form, exc.errors, {})
+        else:
+            messages.success(request, "Payment settings saved.")
+            return redirect("dashboard:payment_settings")
+    return _payments_page(request, company, settings_form=form)
+
+
+@require_POST
+@merchant_view
+def underpayment_limits(request: HttpRequest, company: Company) -> HttpResponse:
+    form = UnderpaymentLimitsForm(request.POST)
+    if not form.is_valid():
+        return _payments_page(request, company, limits_form=form)
+    underpayment_limits_set(company=company, limits=form.cleaned_data["limits"])
+    messages.success(request, "Underpayment limits saved.")
+    return redirect("dashboard:payment_settings")
