@@ -7,6 +7,7 @@ webhook event in the same transaction.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from decimal import ROUND_HALF_UP, ROUND_UP, Decimal, localcontext
@@ -293,6 +294,17 @@ def _mark_late(deposit: Deposit) -> None:
     if not deposit.is_late:
         deposit.is_late = True
         deposit.save(update_fields=["is_late", "updated_at"])
+
+
+@transaction.atomic
+def underpayment_limits_set(*, company: Company, limits: Mapping[str, Mapping[str, Decimal]]) -> None:
+    """Payment code -> {"static", "percentage"}, validated by invoices.api.settings.LimitSerializer."""
+    for code, values in limits.items():
+        UnderpaymentLimit.objects.update_or_create(
+            company=company,
+            code=code,
+            defaults={"static": values["static"], "percentage": values["percentage"]},
+        )
 
 
 # --- merchant decisions and expiry --------------------------------------------------------------------------

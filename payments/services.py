@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from uuid import UUID
 
@@ -15,8 +16,9 @@ from django.db.models import Max
 from django.utils import timezone
 
 from payments import keys
+from payments.assets import BASE_ASSETS
 from payments.errors import FieldError, ValidationFailed
-from payments.models import Company
+from payments.models import Company, FeePayer
 
 TOKEN_PREFIX = "kassa_pk_"  # noqa: S105 - a prefix, not a secret
 SECRET_PREFIX = "whsec_"  # noqa: S105 - a prefix, not a secret
@@ -122,4 +124,65 @@ def company_set_redirect_url(*, company_id: UUID | str, url: str) -> Company:
     company = Company.objects.select_for_update().get(pk=company_id)
     company.redirect_url = url
     company.save(update_fields=["redirect_url", "updated_at"])
+    return company
+
+
+SIGNING_SECRET_MIN_LENGTH = 16
+SIGNING_SECRET_MAX_LENGTH = 128
+
+
+def signing_secret_errors(secret: str) -> list[FieldError]:
+    """16..128 printable ASCII characters, no whitespace at either end (the signature trims it away)."""
+    if not SIGNING_SECRET_MIN_LENGTH <= len(secret) <= SIGNING_SECRET_MAX_LENGTH:
+        message = (
+            f"The secret must be {SIGNING_SECRET_MIN_LENGTH} to {SIGNING_SECRET_MAX_LENGTH} characters long "
+            f"(it has {len(secret)})."
+        )
+        return [FieldError("secret", "invalid_secret", message)]
+    if any(not " " <= char <= "~" for char in secret):
+        return [
+            FieldError(
+                "secret", "invalid_secret", "Use printable ASCII characters only (letters, digits, symbols)."
+            )
+        ]
+    if secret != secret.strip():
+        # Receivers and Kassa both trim the secret before signing (API.md §5): a space there would be lost.
+        return [FieldError("secret", "invalid_secret", "The secret must not start or end with a space.")]
+    return []
+
+
+@transaction.atomic
+def company_set_signing_secret(*, company_id: UUID | str, secret: str) -> Company:
+    """The merchant's own signing secret, encrypted at rest like a generated one."""
+    errors = signing_secret_errors(secret)
+    if errors:
+        raise ValidationFailed(errors)
+    company = Company.objects.select_for_update().get(pk=company_id)
+    company.signing_secret_encrypted = keys.encrypt(secret)
+    company.save(update_fields=["signing_secret_encrypted", "updated_at"])
+    return company
+
+
+@transaction.atomic
+def company_set_payment_settings(
+    *, company_id: UUID | str, allowed_assets: Sequence[str], default_fee_payer: str
+) -> Company:
+    """Base assets clients may pay with (at least one) and who pays the fee by default."""
+    errors: list[FieldError] = []
+    wanted = {asset.strip().lower() for asset in allowed_assets}
+    unknown = sorted(wanted - set(BASE_ASSETS))
+    if unknown:
+        errors.append(
+            FieldError("allowed_assets", "unsupported_asset", f"Unknown assets: {', '.join(unknown)}.")
+        )
+    elif not wanted:
+        errors.append(FieldError("allowed_assets", "required", "Allow at least one asset."))
+    if default_fee_payer not in FeePayer.values:
+        errors.append(FieldError("default_fee_payer", "invalid", "Choose buyer or merchant."))
+    if errors:
+        raise ValidationFailed(errors)
+    company = Company.objects.select_for_update().get(pk=company_id)
+    company.allowed_assets = [base for base in BASE_ASSETS if base in wanted]  # API.md order
+    company.default_fee_payer = default_fee_payer
+    company.save(update_fields=["allowed_assets", "default_fee_payer", "updated_at"])
     return company

@@ -176,17 +176,24 @@ def webhook_deliver(*, event_id: UUID | str, lease_token: UUID | str | None = No
         return None
 
     body = event.body.encode()
-    headers = {
-        "Content-Type": "application/json",
-        "User-Agent": USER_AGENT,
-        # Signed now, with the company's current secret, so a rotated secret applies to retries as well.
-        **signed_headers(company_signing_secret(event.company), str(event.pk), int(time.time()), body),
-    }
-    result = _post(url, body, headers)
+    # Signed now, with the company's current secret, so a rotated secret applies to retries as well.
+    headers = delivery_headers(company_signing_secret(event.company), str(event.pk), body)
+    result = webhook_post(url, body, headers)
     return _record(event.pk, token, url, headers, result)
 
 
-def _post(url: str, body: bytes, headers: dict[str, str]) -> PostResult:
+def delivery_headers(secret: str, webhook_id: str, body: bytes) -> dict[str, str]:
+    """Every header a webhook POST carries, signed at this moment."""
+    return {
+        "Content-Type": "application/json",
+        "User-Agent": USER_AGENT,
+        **signed_headers(secret, webhook_id, int(time.time()), body),
+    }
+
+
+def webhook_post(url: str, body: bytes, headers: dict[str, str]) -> PostResult:
+    """One POST through the guarded client: SSRF guard at connect, no proxies, no redirects, timeouts.
+    Never raises: whatever went wrong is the result's `error`."""
     started_at = timezone.now()
     t0 = time.monotonic()
     total = _setting("WEBHOOK_TOTAL_TIMEOUT_SECONDS")

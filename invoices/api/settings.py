@@ -5,7 +5,6 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from django.db import transaction
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -14,6 +13,7 @@ from rest_framework.views import APIView
 
 from invoices.api.serializers import RedirectUrlField
 from invoices.models import UnderpaymentLimit
+from invoices.services import underpayment_limits_set
 from payments.api.fields import check_asset_decimals
 from payments.assets import all_assets, get_asset
 from payments.auth import current_company
@@ -80,9 +80,7 @@ class UnderpaymentLimitsApi(APIView):
             changes[code] = limit.validated_data
         if errors:
             raise ValidationFailed(errors)  # all or nothing
-        with transaction.atomic():
-            for code, values in changes.items():
-                UnderpaymentLimit.objects.update_or_create(company=company, code=code, defaults=values)
+        underpayment_limits_set(company=company, limits=changes)
         return Response(limits_body(company))
 
 

@@ -12,9 +12,9 @@ import pytest
 from rest_framework.test import APIClient
 
 from invoices.models import UnderpaymentLimit
-from payments.dashboard.services import company_set_signing_secret, webhook_send_test
+from payments.dashboard.services import webhook_send_test
 from payments.errors import InvalidState, ValidationFailed
-from payments.services import company_signing_secret
+from payments.services import company_set_signing_secret, company_signing_secret
 from payments.tests.test_dashboard_support import (  # noqa: F401 - fixtures
     PASSWORD,
     company_of,

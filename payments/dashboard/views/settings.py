@@ -12,6 +12,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from invoices.models import UnderpaymentLimit
+from invoices.services import underpayment_limits_set
 from payments.assets import all_assets
 from payments.dashboard import throttle
 from payments.dashboard.forms.accounts import PasswordConfirmForm
@@ -22,12 +23,7 @@ from payments.dashboard.forms.settings import (
     UnderpaymentLimitsForm,
     WebhookUrlForm,
 )
-from payments.dashboard.services import (
-    company_set_payment_settings,
-    company_set_signing_secret,
-    underpayment_limits_set,
-    webhook_send_test,
-)
+from payments.dashboard.services import webhook_send_test
 from payments.dashboard.views.accounts import NEW_TOKEN
 from payments.dashboard.views.common import merchant_view, pop_once, show_once
 from payments.errors import DomainError, ValidationFailed
@@ -36,7 +32,9 @@ from payments.money import number_text
 from payments.services import (
     company_rotate_signing_secret,
     company_rotate_token,
+    company_set_payment_settings,
     company_set_redirect_url,
+    company_set_signing_secret,
     company_set_webhook_url,
     company_signing_secret,
 )
