@@ -369,8 +369,15 @@ def invoice_expire(*, invoice_id: UUID | str, force: bool = False) -> Invoice:
             due += get_asset(invoice.payment_code).expiry_grace
         if timezone.now() < due:
             raise InvalidState("This invoice has not expired yet.")
-    _set_status(invoice, Status.CLOSED)
+    _credit_on_close(invoice)
+    _set_status(invoice, Status.CLOSED, "credited_amount")
     return invoice
+
+
+def _credit_on_close(invoice: Invoice) -> None:
+    """Payments that confirmed before the close (while another was still open) are the merchant's: credited in
+    full, like late ones, in the closing transaction. Nothing received is ever left out of the ledger."""
+    _credit(invoice, invoice.paid_amount, f"invoice:{invoice.pk}")
 
 
 def overdue_invoice_ids(*, limit: int) -> list[UUID]:
@@ -414,6 +421,10 @@ def _close_batch(ids: list[UUID]) -> int:
     if not due:
         return 0
     Invoice.objects.filter(pk__in=[i.pk for i in due]).update(status=Status.CLOSED, updated_at=now)
+    for invoice in due:
+        if invoice.paid_amount > 0:  # rare: a processing invoice with a confirmed part
+            _credit_on_close(invoice)
+            invoice.save(update_fields=["credited_amount", "updated_at"])
     webhook_publish_many(
         [
             (

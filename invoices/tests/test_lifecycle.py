@@ -760,10 +760,6 @@ TestInvoiceLifecycle.settings = hypothesis.settings(
 
 
 @pytest.mark.django_db
-@pytest.mark.xfail(
-    strict=True,
-    reason="A payment confirmed while its invoice is processing, then closed by expiry, is never credited",
-)
 def test_every_confirmed_payment_of_a_closed_invoice_reaches_the_merchants_balance(merchant: Any) -> None:
     company = merchant.company
     invoice = invoice_create(
