@@ -209,6 +209,7 @@ def deposit_ingestion(ctx: BenchContext) -> list[Result]:
                     company=company,
                     code="btc",
                     address=f"bench-{run}-{i}",
+                    route_key=f"bench-{run}-{i}",
                     tag="",
                     derivation_index=i,
                     owner="static",

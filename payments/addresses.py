@@ -237,3 +237,24 @@ _BY_FAMILY: dict[str, Callable[[str], str]] = {
     "sol": _sol,
     "near": _near,
 }
+
+
+# --- routing --------------------------------------------------------------------------------------------
+
+
+def route_key(code: str, address: str) -> str:
+    """One spelling per destination, to match a transfer to its deposit address whatever form it came in:
+    EVM addresses in any case (nodes report them lowercase), TON in any of its forms (raw, bounceable or not,
+    base64 or base64url). Other families' valid forms are already unique. Invalid text is kept as given: a
+    transfer to it is recorded unrouted, never dropped."""
+    try:
+        canonical = validate_address(code, address)
+    except InvalidAddress:
+        return address.strip() if isinstance(address, str) else ""
+    family = get_asset(code).family
+    if family == "evm":
+        return canonical.lower()
+    if family == "ton":
+        parsed = TonAddress(canonical)
+        return f"{parsed.wc}:{parsed.hash_part.hex()}"
+    return canonical

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db import IntegrityError, transaction
 
+from payments.addresses import route_key
 from payments.assets import get_asset
 from payments.chains.base import get_backend
 from payments.models import Company, DepositAddress, DerivationCounter
@@ -33,6 +34,7 @@ def deposit_address_allocate(*, company: Company, code: str, owner: str) -> Depo
                     company=company,
                     code=asset.code,
                     address=address,
+                    route_key=route_key(asset.code, address),
                     tag=tag or "",
                     derivation_index=index,
                     owner=owner,

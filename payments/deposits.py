@@ -14,6 +14,7 @@ from typing import Protocol
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from payments.addresses import route_key
 from payments.assets import get_asset
 from payments.chains.base import FAILED, FROZEN, ChainTransfer, get_backend
 from payments.models import Company, Deposit, DepositAddress
@@ -44,10 +45,15 @@ def _handler_for(deposit: Deposit) -> DepositHandler | None:
 
 def _route(transfer: ChainTransfer) -> DepositAddress | None:
     return (
-        DepositAddress.objects.filter(address=transfer.address, tag=transfer.tag or "")
+        DepositAddress.objects.filter(**route_lookup(transfer.code, transfer.address, transfer.tag))
         .select_related("company")
         .first()
     )
+
+
+def route_lookup(code: str, address: str, tag: str | None) -> dict[str, str]:
+    """The DepositAddress filter a transfer to (address, tag) routes by, whatever spelling it arrived in."""
+    return {"route_key": route_key(code, address), "tag": (tag or "").strip()}
 
 
 @transaction.atomic

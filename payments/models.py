@@ -147,6 +147,8 @@ class DepositAddress(models.Model):
     code = models.CharField(max_length=16)
     address = models.CharField(max_length=128)
     tag = models.CharField(max_length=64, blank=True)  # "" when the chain has no tags (never NULL: unique)
+    # payments.addresses.route_key(address): the one spelling transfers are matched on (EVM case, TON forms).
+    route_key = models.CharField(max_length=128)
     derivation_index = models.PositiveBigIntegerField()
     owner = models.CharField(max_length=16, choices=Owner.choices)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -155,6 +157,7 @@ class DepositAddress(models.Model):
         constraints = [
             # Never two owners on one (address, tag): a transfer must route to exactly one place.
             models.UniqueConstraint(fields=["address", "tag"], name="deposit_address_unique"),
+            models.UniqueConstraint(fields=["route_key", "tag"], name="deposit_route_unique"),
             models.CheckConstraint(
                 condition=models.Q(owner__in=["invoice", "static"]), name="deposit_owner_valid"
             ),

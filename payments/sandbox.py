@@ -13,7 +13,7 @@ from payments.addresses import InvalidAddress, validate_address
 from payments.assets import get_asset
 from payments.chains.base import is_sandbox, sandbox_codes
 from payments.chains.sandbox import new_txid, tip_height
-from payments.deposits import chain_poll
+from payments.deposits import chain_poll, route_lookup
 from payments.errors import FieldError, NotFound, UnsupportedAsset, ValidationFailed
 from payments.models import Company, DepositAddress, SandboxBlock, SandboxTransaction
 
@@ -64,7 +64,7 @@ def sandbox_deposit(
         address = validate_address(code, address)
     except InvalidAddress as exc:
         raise ValidationFailed([FieldError("address", "invalid_address", str(exc))]) from exc
-    owner = DepositAddress.objects.filter(address=address, tag=tag or "").only("company_id").first()
+    owner = DepositAddress.objects.filter(**route_lookup(code, address, tag)).only("company_id").first()
     if company is not None and owner is not None and owner.company_id != company.pk:
         raise NotFound("No such deposit address.")
     with transaction.atomic():

@@ -802,7 +802,6 @@ def _ton_form(address: str, **form: bool) -> str:
 
 
 @pytest.mark.django_db
-@pytest.mark.xfail(strict=True, reason="Routing compares address and tag as exact strings (deposits._route)")
 @pytest.mark.parametrize(
     ("code", "variant"),
     [

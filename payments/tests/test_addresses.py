@@ -683,3 +683,44 @@ def test_arbitrary_text_is_either_accepted_unchanged_in_meaning_or_refused(code:
         assert str(exc) == f"not a valid {code} address"
     else:
         assert validate_address(code, result) == result  # the stored form is itself valid and stable
+
+
+@pytest.mark.parametrize(
+    ("code", "forms"),
+    [
+        (
+            "eth",
+            [
+                "0x9858EfFD232B4033E47d90003D41EC34EcaEda94",
+                "0x9858effd232b4033e47d90003d41ec34ecaeda94",
+                " 0x9858EFFD232B4033E47D90003D41EC34ECAEDA94 ",
+            ],
+        ),
+        (
+            "ton",
+            [
+                "UQAzWZa6nM5mJev91wGc7VCSfBoIsYRqKJpV78N8Add9-RKY",
+                "0:335996ba9cce6625ebfdd7019ced50927c1a08b1846a289a55efc37c01d77df9",
+            ],
+        ),
+        (
+            "bch",
+            [
+                "bitcoincash:qqyx49mu0kkn9ftfj6hje6g2wfer34yfnq5tahq3q6",
+                "qqyx49mu0kkn9ftfj6hje6g2wfer34yfnq5tahq3q6",
+            ],
+        ),
+    ],
+)
+def test_route_key_gives_every_spelling_of_an_address_one_key(code, forms):
+    from payments.addresses import route_key
+
+    keys = {route_key(code, form) for form in forms}
+
+    assert len(keys) == 1
+
+
+def test_route_key_keeps_invalid_text_as_given():
+    from payments.addresses import route_key
+
+    assert route_key("btc", " not-an-address ") == "not-an-address"
