@@ -43,6 +43,7 @@ class Command(BaseCommand):
             "URLs:",
             f"  API             {base}/api/",
             f"  API docs        {base}/api/docs/",
+            f"  dashboard       {base}/dashboard/",
             f"  health          {base}/healthz",
             f"  admin           {base}/admin/",
             f"  pay pages       {pay}/<invoice_id>",
