@@ -250,7 +250,7 @@ def _context(invoice: Invoice, form: ProceedForm | None = None) -> dict[str, Any
         "logo_url": _web_url(invoice.company.logo_url),
         "redirect_url": _redirect_url(invoice),
         "redirect_seconds": int(getattr(settings, "PAY_PAGE_REDIRECT_SECONDS", 5)),
-        "poll_seconds": float(getattr(settings, "PAY_PAGE_POLL_SECONDS", 3)),
+        "poll_seconds": settings.PAY_PAGE_POLL_SECONDS,
         "api_url": reverse("invoice", args=[invoice.pk]),
         "page_url": reverse("pay", args=[invoice.pk]),
         "is_sandbox": sandbox,

@@ -233,7 +233,7 @@ def _retry_delay(attempt_count: int) -> float | None:
     if attempt_count > len(schedule):
         return None
     jitter = _setting("WEBHOOK_RETRY_JITTER")
-    return float(schedule[attempt_count - 1]) * random.uniform(1 - jitter, 1 + jitter)
+    return schedule[attempt_count - 1] * random.uniform(1 - jitter, 1 + jitter)  # seconds, not money
 
 
 @transaction.atomic
