@@ -1,12 +1,11 @@
 """A worker killed with SIGKILL in the middle of deliveries loses no webhook (duplicates allowed)."""
 
 import signal
-import time
 
 import pytest
 
 from payments.services import company_set_webhook_url, merchant_create
-from tests.workers import kill_tree, start_worker
+from tests.workers import kill_tree, start_worker, wait_for
 from webhooks.models import WebhookEvent
 from webhooks.payloads import invoice_body
 from webhooks.receiver import Reply, WebhookReceiver
@@ -20,15 +19,6 @@ FAST = {
     "WEBHOOK_POLL_SECONDS": "1",
     "WEBHOOK_POLL_GRACE_SECONDS": "0",
 }
-
-
-def _wait_for(condition, timeout):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.2)
-    return False
 
 
 @pytest.mark.django_db(transaction=True)
@@ -50,7 +40,7 @@ def test_sigkilled_worker_then_restart_delivers_every_event(tmp_path):
         ]
         first = start_worker(tmp_path, "first", **FAST)
         try:
-            assert _wait_for(lambda: len(receiver.received) >= 8, 120), "the first worker never delivered"
+            assert wait_for(lambda: len(receiver.received) >= 8, 120), "the first worker never delivered"
         finally:
             kill_tree(first, signal.SIGKILL)
         at_kill = len(receiver.received)
@@ -58,7 +48,7 @@ def test_sigkilled_worker_then_restart_delivers_every_event(tmp_path):
 
         second = start_worker(tmp_path, "second", **FAST)
         try:
-            all_delivered = _wait_for(
+            all_delivered = wait_for(
                 lambda: WebhookEvent.objects.filter(status="delivered").count() == EVENTS, 180
             )
         finally:

@@ -6,7 +6,11 @@ import os
 import signal
 import subprocess
 import sys
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.db import connection
@@ -83,3 +87,37 @@ def kill_tree(process: subprocess.Popen[bytes], sig: int = signal.SIGKILL) -> No
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=10)
+
+
+def wait_for(condition: Callable[[], bool], timeout: float) -> bool:
+    """Poll `condition` every 0.2 s until it holds (True) or `timeout` seconds pass (False)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def run_together(operations: list[Callable[[], Any]]) -> list[Any]:
+    """Each operation in its own thread and database connection, released at once by a barrier; returns
+    each result or the exception it raised, in order."""
+    barrier = threading.Barrier(len(operations))
+    outcomes: list[Any] = [None] * len(operations)
+
+    def run(index: int, operation: Callable[[], Any]) -> None:
+        try:
+            barrier.wait(timeout=30)
+            outcomes[index] = operation()
+        except Exception as exc:
+            outcomes[index] = exc
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run, args=pair) for pair in enumerate(operations)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not any(thread.is_alive() for thread in threads)
+    return outcomes

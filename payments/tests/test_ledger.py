@@ -1,7 +1,6 @@
 """The ledger: credits, holds, releases and posts; idempotency; all-or-nothing bulk holds; the invariant."""
 
 import random
-import threading
 from decimal import Decimal
 from io import StringIO
 
@@ -22,6 +21,7 @@ from payments.ledger import (
     ledger_verify,
 )
 from payments.models import Account, LedgerEntry
+from tests.workers import run_together
 
 pytestmark = pytest.mark.django_db
 
@@ -589,29 +589,6 @@ def test_ledger_check_prints_each_mismatch_and_fails(company):
 # --- Concurrency (PostgreSQL: real row locks) -----------------------------------------------------------
 
 
-def _run_together(operations):
-    """Each operation in its own thread and connection, released at once; returns results or exceptions."""
-    barrier = threading.Barrier(len(operations))
-    outcomes = [None] * len(operations)
-
-    def run(index, operation):
-        try:
-            barrier.wait(timeout=30)
-            outcomes[index] = operation()
-        except Exception as exc:
-            outcomes[index] = exc
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=item) for item in enumerate(operations)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert not any(thread.is_alive() for thread in threads)
-    return outcomes
-
-
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_credits_and_holds_keep_the_account_equal_to_its_entries(company):
@@ -621,7 +598,7 @@ def test_concurrent_credits_and_holds_keep_the_account_equal_to_its_entries(comp
     operations = [*(("credit", op) for op in credits), *(("hold", op) for op in holds)]
     random.Random(7).shuffle(operations)
 
-    outcomes = _run_together([op for _, op in operations])
+    outcomes = run_together([op for _, op in operations])
 
     kinds = [kind for kind, _ in operations]
     failures = [o for o in outcomes if isinstance(o, Exception)]
@@ -648,7 +625,7 @@ def test_concurrent_credits_and_holds_keep_the_account_equal_to_its_entries(comp
 def test_concurrent_first_credits_create_one_account(company):
     operations = [lambda i=i: _credit(company, "1", reference=f"deposit:{i}", code="sol") for i in range(10)]
 
-    outcomes = _run_together(operations)
+    outcomes = run_together(operations)
 
     assert all(isinstance(o, LedgerEntry) for o in outcomes), outcomes
     assert Account.objects.filter(company=company, code="sol").count() == 1
@@ -663,7 +640,7 @@ def test_a_deposit_replayed_concurrently_credits_once(company):
     _credit(company, "5", reference="deposit:seed", code="ton")
     operations = [lambda: _credit(company, "1", reference="deposit:same", code="ton") for _ in range(10)]
 
-    outcomes = _run_together(operations)
+    outcomes = run_together(operations)
 
     assert all(isinstance(o, LedgerEntry) for o in outcomes), outcomes
     assert len({o.pk for o in outcomes}) == 1

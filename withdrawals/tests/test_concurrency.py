@@ -1,13 +1,12 @@
 """Races on PostgreSQL (real row locks): each operation in its own thread and database connection."""
 
-import threading
 from decimal import Decimal
 
 import pytest
-from django.db import connection
 
 from payments.ledger import ledger_verify
 from payments.models import Account, LedgerEntry, SandboxTransaction
+from tests.workers import run_together
 from webhooks.models import WebhookEvent
 from withdrawals import tasks
 from withdrawals.auto_withdrawals import auto_withdrawal_sweep, auto_withdrawal_sweep_due
@@ -15,29 +14,6 @@ from withdrawals.models import AutoWithdrawalRule, IdempotencyKey, Withdrawal
 from withdrawals.tests.conftest import ADDRESSES, balance, client_for, fund, item, withdraw
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
-
-
-def _run_together(operations):
-    """Start every operation at once (a barrier); returns each result or the exception it raised."""
-    barrier = threading.Barrier(len(operations))
-    outcomes = [None] * len(operations)
-
-    def run(index, operation):
-        try:
-            barrier.wait(timeout=30)
-            outcomes[index] = operation()
-        except Exception as exc:
-            outcomes[index] = exc
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=pair) for pair in enumerate(operations)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert not any(thread.is_alive() for thread in threads)
-    return outcomes
 
 
 def _available_never_negative(company, code):
@@ -52,7 +28,7 @@ def test_50_concurrent_withdrawals_against_a_balance_for_exactly_10(merchant):
     fund(merchant.company, "btc", "0.011")  # 10 x (0.001 + 0.0001 fee)
     calls = [lambda: withdraw(client_for(merchant), item("btc", "0.001")) for _ in range(50)]
 
-    responses = _run_together(calls)
+    responses = run_together(calls)
 
     assert not [r for r in responses if isinstance(r, Exception)], responses
     statuses = [r.status_code for r in responses]
@@ -75,7 +51,7 @@ def test_20_concurrent_identical_requests_with_one_key_execute_once(merchant):
         for _ in range(20)
     ]
 
-    responses = _run_together(calls)
+    responses = run_together(calls)
 
     assert not [r for r in responses if isinstance(r, Exception)], responses
     assert [r.status_code for r in responses] == [200] * 20
@@ -100,7 +76,7 @@ def test_concurrent_sweeps_of_one_rule_create_one_withdrawal(merchant):
     calls = [lambda: auto_withdrawal_sweep(rule_id=rule.pk) for _ in range(5)]
     calls += [auto_withdrawal_sweep_due for _ in range(5)]
 
-    outcomes = _run_together(calls)
+    outcomes = run_together(calls)
 
     assert not [o for o in outcomes if isinstance(o, Exception)], outcomes
     sweep = Withdrawal.objects.get()
@@ -113,7 +89,7 @@ def test_concurrent_broadcasts_of_one_withdrawal_send_once(merchant, api):
     fund(merchant.company, "btc", "1")
     uid = withdraw(api, item()).json()[0]["uid"]
 
-    outcomes = _run_together([lambda: tasks.withdrawal_broadcast(uid) for _ in range(8)])
+    outcomes = run_together([lambda: tasks.withdrawal_broadcast(uid) for _ in range(8)])
 
     assert not [o for o in outcomes if isinstance(o, Exception)], outcomes
     assert SandboxTransaction.objects.filter(reference=f"withdrawal:{uid}").count() == 1
@@ -131,7 +107,7 @@ def test_concurrent_bulk_calls_over_two_assets_neither_deadlock_nor_overspend(me
         for i in range(12)
     ]
 
-    responses = _run_together(calls)
+    responses = run_together(calls)
 
     assert not [r for r in responses if isinstance(r, Exception)], responses
     assert [r.status_code for r in responses].count(200) == 5

@@ -2,7 +2,6 @@
 a worker is killed with SIGKILL in the middle: each withdrawal is sent exactly once."""
 
 import signal
-import time
 from decimal import Decimal
 
 import pytest
@@ -11,7 +10,7 @@ from django.db import connection
 from payments.ledger import ledger_verify
 from payments.models import LedgerEntry, SandboxTransaction
 from payments.services import merchant_create
-from tests.workers import kill_tree, start_worker
+from tests.workers import kill_tree, start_worker, wait_for
 from withdrawals.models import Withdrawal
 from withdrawals.rules import WithdrawalItem
 from withdrawals.services import withdrawal_request
@@ -25,15 +24,6 @@ FAST = {
     "SANDBOX_BLOCK_SECONDS": "1",
     "AUTO_WITHDRAWAL_SWEEP_SECONDS": "3600",
 }
-
-
-def _wait_for(condition, timeout):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.2)
-    return False
 
 
 @pytest.mark.django_db(transaction=True)
@@ -52,12 +42,12 @@ def test_lost_messages_and_a_killed_worker_still_end_in_one_payment_each(tmp_pat
 
     first = start_worker(tmp_path, "first", concurrency=4, **FAST)
     try:
-        broadcast = _wait_for(lambda: Withdrawal.objects.exclude(txid="").exists(), 60)
+        broadcast = wait_for(lambda: Withdrawal.objects.exclude(txid="").exists(), 60)
     finally:
         kill_tree(first, signal.SIGKILL)
     second = start_worker(tmp_path, "second", concurrency=4, **FAST)
     try:
-        all_done = _wait_for(lambda: Withdrawal.objects.filter(status="done").count() == WITHDRAWALS, 90)
+        all_done = wait_for(lambda: Withdrawal.objects.filter(status="done").count() == WITHDRAWALS, 90)
     finally:
         kill_tree(second, signal.SIGKILL)  # nothing left to lose; a warm shutdown takes seconds
 
