@@ -10,6 +10,10 @@ from typing import Any
 
 from payments.money import number_text
 
+# One compiled pattern for every call (a pattern with the nonce in it would be compiled anew each time);
+# a match counts only when its nonce is this call's.
+_MARKER = re.compile(r'"([0-9a-f]{32}):(\d+)"')
+
 
 def dumps(obj: Any) -> str:
     """Compact, key order kept, non-ASCII kept; a Decimal is written as its exact number text.
@@ -38,7 +42,9 @@ def dumps(obj: Any) -> str:
     text = json.dumps(prepare(obj), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     if not numbers:
         return text
-    return re.sub(rf'"{nonce}:(\d+)"', lambda match: numbers[int(match.group(1))], text)
+    return _MARKER.sub(
+        lambda match: numbers[int(match.group(2))] if match.group(1) == nonce else match.group(0), text
+    )
 
 
 def _refuse_constant(name: str) -> Any:
