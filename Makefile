@@ -21,7 +21,7 @@ run: install
 
 test: install
 	DJANGO_SETTINGS_MODULE=config.settings.test $(BIN)/python manage.py makemigrations --check --dry-run
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	DJANGO_SETTINGS_MODULE=config.settings.test $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: install
 	$(BIN)/ruff check .

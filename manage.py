@@ -1,10 +1,12 @@
 #!/usr/bin/env python
+"""Production settings unless DJANGO_SETTINGS_MODULE names others (`make run` exports config.settings.dev)."""
+
 import os
 import sys
 
 
 def main() -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.dev")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
     from django.core.management import execute_from_command_line
 
     execute_from_command_line(sys.argv)

@@ -1,9 +1,36 @@
+"""The Celery app. Worker and beat load production settings unless DJANGO_SETTINGS_MODULE says otherwise."""
+
+import logging
 import os
+from typing import Any
 
 from celery import Celery
+from celery.signals import beat_init, worker_ready
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.dev")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
 
 app = Celery("kassa")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+logger = logging.getLogger("kassa.startup")
+
+
+@worker_ready.connect
+def log_worker_settings(**kwargs: Any) -> None:
+    """Which settings this worker runs and whether it may connect to private addresses (the SSRF guard)."""
+    from django.conf import settings
+
+    guard = (
+        "OFF: private and loopback webhook hosts allowed (WEBHOOK_ALLOW_PRIVATE_HOSTS)"
+        if settings.WEBHOOK_ALLOW_PRIVATE_HOSTS
+        else "on: private and loopback webhook hosts refused"
+    )
+    logger.info("Kassa worker settings: %s; webhook SSRF guard %s", settings.SETTINGS_MODULE, guard)
+
+
+@beat_init.connect
+def log_beat_settings(**kwargs: Any) -> None:
+    from django.conf import settings
+
+    logger.info("Kassa beat settings: %s", settings.SETTINGS_MODULE)

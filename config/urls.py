@@ -1,9 +1,10 @@
 from django.contrib import admin
 from django.urls import URLPattern, URLResolver, include, path, re_path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView
 
 from payments import views as core_views
 from payments.errors import api_not_found
+from payments.security import redoc_view, swagger_ui_view
 
 api_patterns: list[URLPattern | URLResolver] = [
     path("", include("payments.api.urls")),
@@ -12,8 +13,9 @@ api_patterns: list[URLPattern | URLResolver] = [
     path("", include("invoices.api.urls")),
     path("", include("withdrawals.api.urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
-    path("redoc/", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),
+    # The docs pages get their own Content-Security-Policy (payments/security.py).
+    path("docs/", swagger_ui_view(url_name="schema"), name="api-docs"),
+    path("redoc/", redoc_view(url_name="schema"), name="api-redoc"),
     re_path(r"^.*$", api_not_found),  # unknown API paths answer problem+json, never an HTML page
 ]
 

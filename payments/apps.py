@@ -7,8 +7,10 @@ class PaymentsConfig(AppConfig):
 
     def ready(self) -> None:
         from payments import (
-            checks,  # noqa: F401 - registers the deployment checks
+            checks,  # registers the deployment checks
             schema,  # noqa: F401 - registers the OpenAPI auth extension
             static_deposits,  # noqa: F401 - registers the static address deposit handler
         )
         from payments.chains import checks as chain_checks  # noqa: F401 - registers chain checks
+
+        checks.refuse_unsafe_start()  # production: refuse to start while a kassa_deploy check fails

@@ -4,3 +4,112 @@ Every check here is registered with the `kassa_deploy` tag and `deploy=True`, so
 runs it, and production settings (`KASSA_STARTUP_CHECKS = True`) run the same checks when any process
 starts (web, worker, beat, manage.py), refusing to start on an error.
 """
+
+from __future__ import annotations
+
+from typing import Any
+
+from cryptography.fernet import Fernet
+from django.conf import settings
+from django.core.checks import CheckMessage, Error, register, run_checks
+from django.core.checks.security.base import (
+    SECRET_KEY_INSECURE_PREFIX,
+    SECRET_KEY_MIN_LENGTH,
+    SECRET_KEY_MIN_UNIQUE_CHARACTERS,
+)
+from django.core.exceptions import ImproperlyConfigured
+
+TAG = "kassa_deploy"
+
+_MAKE_SECRET_KEY = 'python -c "import secrets; print(secrets.token_urlsafe(50))"'  # noqa: S105 - a command
+_MAKE_FERNET_KEY = 'python -c "from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())"'
+
+
+def refuse_unsafe_start() -> None:
+    """Raise ImproperlyConfigured listing every failing `kassa_deploy` check, where the settings ask for it.
+
+    Called when Django is set up (PaymentsConfig.ready), so the web, the worker, beat and every management
+    command refuse the same configuration that `manage.py check --deploy` reports.
+    """
+    if not getattr(settings, "KASSA_STARTUP_CHECKS", False):
+        return
+    messages = run_checks(tags=[TAG], include_deployment_checks=True)
+    errors = [message for message in messages if message.is_serious() and not message.is_silenced()]
+    if errors:
+        lines = "\n".join(_describe(message) for message in sorted(errors, key=lambda m: m.id or ""))
+        raise ImproperlyConfigured(
+            f"Kassa refuses to start with these settings ({settings.SETTINGS_MODULE}):\n{lines}"
+        )
+
+
+def _describe(message: CheckMessage) -> str:
+    hint = f"\n    HINT: {message.hint}" if message.hint else ""
+    return f"  {message.id}: {message.msg}{hint}"
+
+
+@register(TAG, deploy=True)
+def check_secret_key(**kwargs: Any) -> list[CheckMessage]:
+    """The rule of Django's security.W009, as an error: production never signs with a guessable key."""
+    try:
+        key = settings.SECRET_KEY
+    except ImproperlyConfigured:  # Django refuses to read an empty SECRET_KEY
+        key = ""
+    if not isinstance(key, str):
+        key = ""
+    problem = ""
+    if not key:
+        problem = "SECRET_KEY is not set."
+    elif len(key) < SECRET_KEY_MIN_LENGTH or len(set(key)) < SECRET_KEY_MIN_UNIQUE_CHARACTERS:
+        problem = (
+            f"SECRET_KEY is weak: it needs at least {SECRET_KEY_MIN_LENGTH} characters and "
+            f"{SECRET_KEY_MIN_UNIQUE_CHARACTERS} different ones."
+        )
+    elif key.startswith(SECRET_KEY_INSECURE_PREFIX):
+        problem = f"SECRET_KEY starts with {SECRET_KEY_INSECURE_PREFIX!r}: it was generated for development."
+    if not problem:
+        return []
+    hint = f"Set the SECRET_KEY environment variable to a new random value: {_MAKE_SECRET_KEY}"
+    return [Error(problem, hint=hint, id="kassa.E001")]
+
+
+@register(TAG, deploy=True)
+def check_field_encryption_key(**kwargs: Any) -> list[CheckMessage]:
+    """Signing secrets are encrypted with these keys; a bad one would fail only at first use (keys.py)."""
+    value = getattr(settings, "FIELD_ENCRYPTION_KEY", "")
+    hint = f"Set the FIELD_ENCRYPTION_KEY environment variable; make a key with: {_MAKE_FERNET_KEY}"
+    if not isinstance(value, str) or not value.strip():
+        return [Error("FIELD_ENCRYPTION_KEY is not set.", hint=hint, id="kassa.E002")]
+    keys = [key.strip() for key in value.split(",")]
+    bad = [position for position, key in enumerate(keys, start=1) if not _is_fernet_key(key)]
+    if not bad:
+        return []
+    # Never echo a key: it is a secret even when malformed.
+    which = ", ".join(str(position) for position in bad)
+    problem = (
+        f"FIELD_ENCRYPTION_KEY is malformed: key number {which} of {len(keys)} (comma-separated) is not "
+        "a Fernet key (urlsafe base64 of 32 bytes)."
+    )
+    return [Error(problem, hint=hint, id="kassa.E002")]
+
+
+def _is_fernet_key(key: str) -> bool:
+    try:
+        Fernet(key)
+    except (ValueError, TypeError):  # binascii.Error is a ValueError
+        return False
+    return True
+
+
+@register(TAG, deploy=True)
+def check_webhook_private_hosts(**kwargs: Any) -> list[CheckMessage]:
+    if not getattr(settings, "WEBHOOK_ALLOW_PRIVATE_HOSTS", False):
+        return []
+    return [
+        Error(
+            "WEBHOOK_ALLOW_PRIVATE_HOSTS is on: webhooks could be sent to loopback and private network "
+            "addresses (the SSRF guard is off).",
+            hint="Unset the WEBHOOK_ALLOW_PRIVATE_HOSTS environment variable (or set it to false); "
+            "it is for local development receivers only.",
+            id="kassa.E003",
+        )
+    ]

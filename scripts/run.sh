@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-export DJANGO_SETTINGS_MODULE="${DJANGO_SETTINGS_MODULE:-config.settings.dev}"
+# Every entry point defaults to production settings: the development stack says so explicitly.
+export DJANGO_SETTINGS_MODULE=config.settings.dev
 export PORT="${PORT:-8000}"
 # Local receivers (127.0.0.1) are the point of development; production keeps this off.
 export WEBHOOK_ALLOW_PRIVATE_HOSTS="${WEBHOOK_ALLOW_PRIVATE_HOSTS:-true}"

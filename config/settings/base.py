@@ -11,16 +11,15 @@ from pathlib import Path
 
 import environ
 
-from payments.keys import development_key
-
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 env = environ.Env()
 VAR_DIR = Path(env.str("KASSA_VAR_DIR", default=str(BASE_DIR / "var")))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 DEBUG = env.bool("DEBUG", default=False)
-# Production refuses to start without SECRET_KEY (see production.py); development keeps one under var/.
-SECRET_KEY = env.str("SECRET_KEY", default="") or development_key(VAR_DIR / "secret_key", "django")
+# No fallback here: dev.py and test.py keep development keys under var/; production refuses to start
+# without strong ones (payments/checks.py).
+SECRET_KEY = env.str("SECRET_KEY", default="")
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
@@ -29,9 +28,11 @@ BASE_URL = env.str("BASE_URL", default=f"http://127.0.0.1:{PORT}").rstrip("/")
 PAY_URL = env.str("PAY_URL", default=BASE_URL).rstrip("/")
 
 # Signing secrets are encrypted with this key (Fernet, urlsafe base64 of 32 bytes); see payments/keys.py.
-FIELD_ENCRYPTION_KEY = env.str("FIELD_ENCRYPTION_KEY", default="") or development_key(
-    VAR_DIR / "field_encryption_key", "fernet"
-)
+FIELD_ENCRYPTION_KEY = env.str("FIELD_ENCRYPTION_KEY", default="")
+# Production settings turn this on: every process refuses to start while a `kassa_deploy` check fails.
+KASSA_STARTUP_CHECKS = False
+# `manage.py demo_merchant` (a published password) runs only where this is on: development and tests.
+DEMO_MERCHANT_ALLOWED = False
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -52,6 +53,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",  # Content-Security-Policy: see "Security headers" below
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -158,6 +160,27 @@ STORAGES = {
 }
 
 EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
+
+# --- Security headers -----------------------------------------------------------------------------------
+# Content-Security-Policy on every response (django-csp): only this origin's scripts, styles and images,
+# no inline script or style, no framing, forms post only here. The QR code is inline SVG markup (no data:
+# URL needed, but data: images are allowed for SVG icons in CSS). The API docs pages get their own,
+# looser policy in payments/security.py.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "font-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
+# --- end Security headers -------------------------------------------------------------------------------
 
 # --- API ------------------------------------------------------------------------------------------------
 REST_FRAMEWORK = {

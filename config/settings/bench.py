@@ -3,10 +3,15 @@
 Only these settings install the `bench` app (its table and `/bench/baseline`); test and production never do.
 """
 
+from payments.keys import development_key
+
 from .base import *  # noqa: F403
-from .base import DATABASES, INSTALLED_APPS, REST_FRAMEWORK, VAR_DIR, env
+from .base import DATABASES, FIELD_ENCRYPTION_KEY, INSTALLED_APPS, REST_FRAMEWORK, SECRET_KEY, VAR_DIR, env
 
 DEBUG = False
+SECRET_KEY = SECRET_KEY or development_key(VAR_DIR / "secret_key", "django")
+FIELD_ENCRYPTION_KEY = FIELD_ENCRYPTION_KEY or development_key(VAR_DIR / "field_encryption_key", "fernet")
+SANDBOX_ENABLED = env.bool("SANDBOX_ENABLED", default=True)
 ROOT_URLCONF = "bench.urls"
 INSTALLED_APPS = [*INSTALLED_APPS, "bench"]
 

@@ -1,17 +1,20 @@
-"""Production: gunicorn behind a TLS-terminating proxy, PostgreSQL, Redis. Passes `check --deploy`."""
+"""Production: gunicorn behind a TLS-terminating proxy, PostgreSQL, Redis. The default settings module.
 
-from django.core.exceptions import ImproperlyConfigured
+`manage.py`, `celery -A config` (worker and beat), wsgi and asgi all load this module unless
+DJANGO_SETTINGS_MODULE names another. Nothing here falls back to a development key: every process refuses
+to start (ImproperlyConfigured listing each problem) while a `kassa_deploy` check fails, e.g. a weak
+SECRET_KEY, a missing or malformed FIELD_ENCRYPTION_KEY, or WEBHOOK_ALLOW_PRIVATE_HOSTS on
+(payments/checks.py, payments/chains/checks.py). `manage.py check --deploy` runs the same checks.
+"""
 
 from .base import *  # noqa: F403
 from .base import env
 
 DEBUG = False
-SECRET_KEY = env.str("SECRET_KEY", default="")
-if len(SECRET_KEY) < 50:
-    raise ImproperlyConfigured("SECRET_KEY must be set (50+ random characters) when DEBUG is off.")
-FIELD_ENCRYPTION_KEY = env.str("FIELD_ENCRYPTION_KEY", default="")
-if not FIELD_ENCRYPTION_KEY:
-    raise ImproperlyConfigured("FIELD_ENCRYPTION_KEY must be set in production (see README).")
+KASSA_STARTUP_CHECKS = True
+DEMO_MERCHANT_ALLOWED = False
+# The simulated chain offers nothing real: a sandbox-only deployment (a demo) opts in.
+SANDBOX_ENABLED = env.bool("SANDBOX_ENABLED", default=False)
 
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)

@@ -2,10 +2,16 @@
 
 import os
 
+from payments.keys import development_key
+
 from .base import *  # noqa: F403
-from .base import DATABASES, VAR_DIR
+from .base import DATABASES, FIELD_ENCRYPTION_KEY, SECRET_KEY, VAR_DIR
 
 DEBUG = False
+SECRET_KEY = SECRET_KEY or development_key(VAR_DIR / "secret_key", "django")
+FIELD_ENCRYPTION_KEY = FIELD_ENCRYPTION_KEY or development_key(VAR_DIR / "field_encryption_key", "fernet")
+SANDBOX_ENABLED = True
+DEMO_MERCHANT_ALLOWED = True
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # speed; never in production
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},

@@ -1,1 +1,59 @@
 """Deployment checks of the chain configuration (see payments/checks.py for how they run)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.checks import CheckMessage, Error, register
+from django.core.exceptions import ImproperlyConfigured
+
+from payments.assets import all_assets
+from payments.checks import TAG
+
+
+@register(TAG, deploy=True)
+def check_chain_backends(**kwargs: Any) -> list[CheckMessage]:
+    """Something real to offer, and every real backend's deposits on keys the operator holds."""
+    from payments.chains.base import get_backend
+    from payments.chains.derivation import receives_on_development_key
+
+    try:
+        real = [asset for asset in all_assets() if get_backend(asset.code).name != "sandbox"]
+    except ImproperlyConfigured as exc:
+        return [_invalid(str(exc), "CHAIN_BACKENDS")]
+    errors: list[CheckMessage] = []
+    if not real and not getattr(settings, "SANDBOX_ENABLED", False):
+        errors.append(
+            Error(
+                "Nothing would be offered: every payment code runs on the sandbox chain and the sandbox is "
+                "off (SANDBOX_ENABLED is not set).",
+                hint="Configure a real chain backend per payment code in the CHAIN_BACKENDS environment "
+                "variable, or set SANDBOX_ENABLED=true for a sandbox-only deployment (no real money).",
+                id="kassa.E004",
+            )
+        )
+    families = sorted({asset.family for asset in real})
+    for family in families:
+        variable = "TON_DEPOSIT_ADDRESS" if family == "ton" else f'CHAIN_XPUBS["{family}"]'
+        try:
+            public = receives_on_development_key(family)
+        except ImproperlyConfigured as exc:
+            errors.append(_invalid(str(exc), variable))
+            continue
+        if public:
+            codes = ", ".join(asset.code for asset in real if asset.family == family)
+            errors.append(
+                Error(
+                    f"Real chain backends ({codes}) would take deposits on the PUBLIC development key of the "
+                    f"{family} family: anyone can spend what is sent there.",
+                    hint=f"Set {variable} (the CHAIN_XPUBS or TON_DEPOSIT_ADDRESS environment variable) to "
+                    "the account public key (address for TON) of a wallet you hold.",
+                    id="kassa.E005",
+                )
+            )
+    return errors
+
+
+def _invalid(problem: str, variable: str) -> CheckMessage:
+    return Error(problem, hint=f"Fix {variable} in the environment.", id="kassa.E006")

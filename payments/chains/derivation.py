@@ -183,6 +183,25 @@ def uses_development_key(family: str) -> bool:
     return not _configured_keys().get(family)
 
 
+def receives_on_development_key(family: str) -> bool:
+    """Whether deposits of `family` go where anyone can spend them: the development key or TON address,
+    by fallback or because the configured one is that very key (e.g. an xpub copied from a tutorial).
+
+    Raises ImproperlyConfigured for a malformed CHAIN_XPUBS entry or TON_DEPOSIT_ADDRESS.
+    """
+    if uses_development_key(family):
+        return True
+    if family == "ton":
+        return _ton_raw(ton_deposit_address()) == _ton_raw(DEVELOPMENT_TON_ADDRESS)
+    configured = _receiving_chain(family, _account_key(family)).PublicKey().RawCompressed().ToBytes()
+    development = _receiving_chain(family, development_xpub(family)).PublicKey().RawCompressed().ToBytes()
+    return configured == development
+
+
+def _ton_raw(address: str) -> str:
+    return Address(address).to_str(is_user_friendly=False)
+
+
 @functools.cache
 def development_xpub(family: str) -> str:
     """The account-level public key of DEVELOPMENT_MNEMONIC for `family` (not ton), e.g. the BIP-84 zpub."""

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from payments.models import Company
 from payments.services import company_rotate_token, company_signing_secret, merchant_create, token_hash
@@ -23,6 +23,13 @@ class Command(BaseCommand):
     help = "Create the demo merchant if none exists and print its credentials (development only)."
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if not getattr(settings, "DEMO_MERCHANT_ALLOWED", False):
+            # Its password is printed here and in the README: such a login must never reach a deployment.
+            raise CommandError(
+                f"demo_merchant is for development only and refuses to run under {settings.SETTINGS_MODULE} "
+                "(its dashboard password is public). Use `manage.py create_merchant` for a real merchant; "
+                "for development run `make run` or set DJANGO_SETTINGS_MODULE=config.settings.dev."
+            )
         path = Path(settings.VAR_DIR) / "demo-merchant.json"
         company = Company.objects.filter(owner__email=DEMO_EMAIL).first()
         if company is None:
