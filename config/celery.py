@@ -26,11 +26,13 @@ def log_worker_settings(**kwargs: Any) -> None:
         if settings.WEBHOOK_ALLOW_PRIVATE_HOSTS
         else "on: private and loopback webhook hosts refused"
     )
-    logger.info("Kassa worker settings: %s; webhook SSRF guard %s", settings.SETTINGS_MODULE, guard)
+    logger.info("Kassa worker settings: %s; webhook SSRF guard %s", _settings_module(), guard)
 
 
 @beat_init.connect
 def log_beat_settings(**kwargs: Any) -> None:
-    from django.conf import settings
+    logger.info("Kassa beat settings: %s", _settings_module())
 
-    logger.info("Kassa beat settings: %s", settings.SETTINGS_MODULE)
+
+def _settings_module() -> str:
+    return os.environ.get("DJANGO_SETTINGS_MODULE", "")
