@@ -74,11 +74,33 @@ def _only_loopback(route) -> None:  # type: ignore[no-untyped-def]
         route.abort()
 
 
+def _is_csp_violation(text: str) -> bool:
+    return "Content Security Policy" in text
+
+
 @pytest.fixture
 def open_page(browser, live_server):  # type: ignore[no-untyped-def]
-    """open_page(viewport, javascript=True, locale="en-US") -> a Playwright page; JS errors fail the test."""
+    """open_page(viewport, javascript=True, locale="en-US") -> a Playwright page; JS errors fail the test.
+
+    So do Content-Security-Policy violations (Chromium reports each one on the console) and an HTML page
+    of the live server served without a Content-Security-Policy header.
+    """
     contexts = []
     errors: list[str] = []
+    csp_violations: list[str] = []
+    pages_without_csp: list[str] = []
+
+    def _on_console(msg) -> None:  # type: ignore[no-untyped-def]
+        if _is_csp_violation(msg.text):
+            csp_violations.append(msg.text)
+        elif msg.type == "error":
+            errors.append(msg.text)
+
+    def _on_response(response) -> None:  # type: ignore[no-untyped-def]
+        own_page = response.request.resource_type == "document" and response.url.startswith(live_server.url)
+        is_html = response.headers.get("content-type", "").startswith("text/html")
+        if own_page and is_html and "content-security-policy" not in response.headers:
+            pages_without_csp.append(response.url)
 
     def _open(viewport: str, *, javascript: bool = True, locale: str = "en-US"):  # type: ignore[no-untyped-def]
         context = browser.new_context(  # type: ignore[attr-defined]
@@ -94,13 +116,16 @@ def open_page(browser, live_server):  # type: ignore[no-untyped-def]
         page = context.new_page()
         page.set_default_timeout(10_000)
         page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+        page.on("console", _on_console)
+        page.on("response", _on_response)
         return page
 
     _open.errors = errors  # type: ignore[attr-defined]
     yield _open
     for context in contexts:
         context.close()
+    assert csp_violations == [], csp_violations
+    assert pages_without_csp == [], pages_without_csp
     assert errors == [], errors
 
 
