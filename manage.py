@@ -9,7 +9,12 @@ def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
     from django.core.management import execute_from_command_line
 
-    execute_from_command_line(sys.argv)
+    from payments.checks import UnsafeConfiguration
+
+    try:
+        execute_from_command_line(sys.argv)
+    except UnsafeConfiguration as refused:
+        sys.exit(str(refused))  # the list of problems with their hints, without a traceback
 
 
 if __name__ == "__main__":

@@ -25,6 +25,10 @@ _MAKE_SECRET_KEY = 'python -c "import secrets; print(secrets.token_urlsafe(50))"
 _MAKE_FERNET_KEY = 'python -c "from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())"'
 
 
+class UnsafeConfiguration(ImproperlyConfigured):
+    """Raised at start-up by production settings while a `kassa_deploy` check fails."""
+
+
 def refuse_unsafe_start() -> None:
     """Raise ImproperlyConfigured listing every failing `kassa_deploy` check, where the settings ask for it.
 
@@ -37,7 +41,7 @@ def refuse_unsafe_start() -> None:
     errors = [message for message in messages if message.is_serious() and not message.is_silenced()]
     if errors:
         lines = "\n".join(_describe(message) for message in sorted(errors, key=lambda m: m.id or ""))
-        raise ImproperlyConfigured(
+        raise UnsafeConfiguration(
             f"Kassa refuses to start with these settings ({settings.SETTINGS_MODULE}):\n{lines}"
         )
 
