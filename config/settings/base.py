@@ -120,9 +120,11 @@ else:
         "data_folder_in": str(CELERY_BROKER_DIR / "queue"),
         "data_folder_out": str(CELERY_BROKER_DIR / "queue"),
         "processed_folder": str(CELERY_BROKER_DIR / "processed"),
+        # The exchange tables too, or kombu writes them to ./control in whatever folder a process starts in.
+        "control_folder": str(CELERY_BROKER_DIR / "control"),
         "store_processed": False,
     }
-    for folder in ("queue", "processed"):
+    for folder in ("queue", "processed", "control"):
         (CELERY_BROKER_DIR / folder).mkdir(parents=True, exist_ok=True)
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
