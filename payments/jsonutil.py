@@ -47,10 +47,45 @@ def dumps(obj: Any) -> str:
     )
 
 
+# Deeper input is refused: no request of the API nests past a handful of levels, and every recursive walk
+# of a parsed body (serializers, error flattening, dumps) would otherwise meet Python's recursion limit.
+MAX_DEPTH = 64
+
+
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a valid JSON number.")
 
 
+def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"the key {key[:60]!r} appears twice in one object.")
+            seen.add(key)
+    return result
+
+
+def _check_depth(value: Any) -> None:
+    """Iterative, so a deep value is measured without recursion."""
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ValueError(f"values are nested deeper than {MAX_DEPTH} levels.")
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+
+
 def loads(text: str | bytes) -> Any:
-    """Parse JSON with every fractional number as an exact Decimal; NaN and Infinity are refused."""
-    return json.loads(text, parse_float=Decimal, parse_constant=_refuse_constant)
+    """Parse JSON strictly: every fractional number an exact Decimal, NaN and Infinity refused, a key twice
+    in one object refused (no silent "last wins"), nesting at most MAX_DEPTH levels; all as ValueError."""
+    try:
+        value = json.loads(
+            text, parse_float=Decimal, parse_constant=_refuse_constant, object_pairs_hook=_refuse_duplicates
+        )
+    except RecursionError as exc:
+        raise ValueError(f"values are nested deeper than {MAX_DEPTH} levels.") from exc
+    _check_depth(value)
+    return value

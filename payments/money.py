@@ -66,6 +66,28 @@ def to_decimal(value: Decimal | int | str) -> Decimal:
     return value
 
 
+def wire_decimal(value: object) -> Decimal:
+    """A money value as it arrives on the wire (JSON number, numeric string) or from a form, exactly.
+
+    Stricter than `to_decimal`: the text must be plain ASCII decimal notation as written, so surrounding
+    spaces, "1_000", non-ASCII digits (Arabic-Indic, fullwidth) and "Infinity" are refused, and so is an
+    exponent too large to write out ("1E+999999999" is a valid Decimal but a gigabyte of digits).
+    """
+    if isinstance(value, bool) or not isinstance(value, Decimal | int | str):
+        raise NotAnAmountType("Must be a number or a numeric string.")
+    if isinstance(value, str):
+        if not _NUMBER_TEXT.fullmatch(value):
+            raise InvalidAmount("Must be a plain decimal number in the ASCII digits 0-9, e.g. 10.5.")
+        value = Decimal(value)
+    elif isinstance(value, int):
+        value = Decimal(value)
+    if not value.is_finite():
+        raise InvalidAmount("Must be a finite number.")
+    if not value.is_zero() and abs(value.adjusted()) > _TEXT_EXPONENT_LIMIT:
+        raise InvalidAmount("The number is too large or too small.")
+    return value
+
+
 def _require_finite(value: Decimal) -> None:
     if not isinstance(value, Decimal) or isinstance(value, bool):
         raise NotAnAmountType(f"Expected a Decimal, not {type(value).__name__}.")

@@ -19,12 +19,14 @@ wait they get 409 `idempotency_in_progress` and may retry.
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
+from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
@@ -92,17 +94,35 @@ def idempotency_key_check(raw: str | None) -> str | None:
     return raw
 
 
-def _canonical(value: Any) -> Any:
+def _number_key(value: Decimal) -> str:
+    """One spelling per number (10, 10.0 and 1E+1 alike) for any parsed number, huge or not: never raises."""
+    if not value.is_finite() or value.is_zero():
+        return str(value) if not value.is_finite() else "0"
+    sign, digits, exponent = value.as_tuple()
+    assert isinstance(exponent, int)
+    text = "".join(map(str, digits))
+    coefficient = text.rstrip("0")
+    return f"{'-' if sign else ''}{coefficient}E{exponent + len(text) - len(coefficient)}"
+
+
+def _canonical(value: Any) -> str:
+    """Canonical JSON-like text: keys sorted, numbers by value, strings quoted (so never a number)."""
     if isinstance(value, dict):
-        return {key: _canonical(value[key]) for key in sorted(value, key=str)}
+        items = sorted(value.items(), key=lambda item: str(item[0]))
+        return "{" + ",".join(f"{json.dumps(str(key))}:{_canonical(item)}" for key, item in items) + "}"
     if isinstance(value, list):
-        return [_canonical(item) for item in value]
-    return value
+        return "[" + ",".join(_canonical(item) for item in value) + "]"
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, int | Decimal):
+        return _number_key(Decimal(value))
+    return json.dumps(str(value), ensure_ascii=False)
 
 
 def request_fingerprint(method: str, path: str, data: Any) -> str:
-    """Key order and number spelling (10.50 vs 10.5) do not count; anything else does."""
-    text = f"{method.upper()} {path}\n{jsonutil.dumps(_canonical(data))}"
+    """Key order and number spelling (10.50 vs 10.5) do not count; anything else does. Any body the parser
+    accepted has a fingerprint (a number too large to write out too), so a bad body gets its 400."""
+    text = f"{method.upper()} {path}\n{_canonical(data)}"
     return hashlib.sha256(text.encode()).hexdigest()
 
 

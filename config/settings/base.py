@@ -193,7 +193,7 @@ REST_FRAMEWORK = {
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "payments.api.renderers.AlwaysJSONNegotiation",
     "EXCEPTION_HANDLER": "payments.errors.problem_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "payments.api.pagination.KassaPagination",
     "PAGE_SIZE": 50,
     "UNAUTHENTICATED_USER": None,
 }

@@ -6,7 +6,7 @@ from typing import Any, Literal
 from rest_framework import serializers
 
 from invoices.models import Invoice
-from payments.api.fields import CodeField, StrictCharField
+from payments.api.fields import CodeField, StrictCharField, WireDecimalField
 from payments.assets import BASE_ASSETS, INVOICE_CURRENCIES, get_asset, price_decimals
 from payments.chains.base import get_backend
 from payments.errors import UnsupportedCurrency
@@ -17,7 +17,7 @@ from payments.wire import iso_utc
 View = Literal["create", "fill", "read"]
 
 
-class PriceField(serializers.DecimalField):
+class PriceField(WireDecimalField):
     """An item price: JSON number or numeric string, any sign; rounded later to the currency's decimals."""
 
     def __init__(self, **kwargs: Any) -> None:
@@ -25,9 +25,7 @@ class PriceField(serializers.DecimalField):
         super().__init__(max_digits=60, decimal_places=40, **kwargs)
 
     def to_internal_value(self, data: Any) -> Decimal:
-        if isinstance(data, bool) or not isinstance(data, str | int | Decimal):
-            raise serializers.ValidationError("Must be a number or a numeric string.", code="invalid")
-        value: Decimal = super().to_internal_value(data)
+        value = super().to_internal_value(data)
         if abs(value) >= Decimal(10) ** (MONEY["max_digits"] - MONEY["decimal_places"]):
             raise serializers.ValidationError("Price out of range.", code="invalid")
         return value

@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 from invoices.api.serializers import RedirectUrlField
 from invoices.models import UnderpaymentLimit
 from invoices.services import underpayment_limits_set
-from payments.api.fields import check_asset_decimals
+from payments.api.fields import WireDecimalField, check_asset_decimals
 from payments.assets import all_assets, get_asset
 from payments.auth import current_company
 from payments.errors import FieldError, UnsupportedAsset, ValidationFailed, flatten_drf_errors
@@ -24,17 +24,10 @@ from payments.services import company_set_redirect_url
 
 
 class LimitSerializer(serializers.Serializer):
-    static = serializers.DecimalField(max_digits=36, decimal_places=18, min_value=Decimal(0))
-    percentage = serializers.DecimalField(
+    static = WireDecimalField(max_digits=36, decimal_places=18, min_value=Decimal(0))
+    percentage = WireDecimalField(
         max_digits=5, decimal_places=2, min_value=Decimal(0), max_value=Decimal(100)
     )
-
-    def to_internal_value(self, data: Any) -> Any:
-        if isinstance(data, dict):
-            for key in ("static", "percentage"):
-                if isinstance(data.get(key), bool | float):
-                    raise serializers.ValidationError({key: ["Must be a number or a numeric string."]})
-        return super().to_internal_value(data)
 
 
 def limits_body(company: Company) -> dict[str, Any]:

@@ -4,7 +4,6 @@ from uuid import UUID
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -21,6 +20,7 @@ from invoices.api.serializers import (
 from invoices.services import ItemInput
 from payments.addresses import InvalidAddress, validate_address
 from payments.api.fields import StrictCharField
+from payments.api.pagination import KassaPagination
 from payments.auth import ApiCredential, current_company
 from payments.errors import FieldError, ValidationFailed
 
@@ -62,7 +62,7 @@ class InvoiceCreateApi(APIView):
         invoices = selectors.invoice_list_for_company(
             company=current_company(request), **filters.validated_data
         )
-        paginator = LimitOffsetPagination()
+        paginator = KassaPagination()
         page = paginator.paginate_queryset(invoices, request, view=self)
         return paginator.get_paginated_response([invoice_representation(i, view="read") for i in page or []])
 

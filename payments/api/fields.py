@@ -9,7 +9,7 @@ from rest_framework import serializers
 
 from payments.assets import get_asset
 from payments.errors import UnsupportedAsset
-from payments.money import MAX_DECIMALS, MAX_DIGITS
+from payments.money import MAX_DECIMALS, MAX_DIGITS, InvalidAmount, decimal_places, wire_decimal
 
 
 class StrictCharField(serializers.CharField):
@@ -32,7 +32,23 @@ class CodeField(StrictCharField):
             raise serializers.ValidationError(exc.detail, code=UnsupportedAsset.code) from exc
 
 
-class AmountField(serializers.DecimalField):
+class WireDecimalField(serializers.DecimalField):
+    """A DecimalField that takes only the wire format: a JSON number or a plain ASCII decimal string.
+
+    DRF's own DecimalField runs the input through `Decimal(str(data).strip())`, which also takes spaces,
+    "1_000" and non-ASCII digits; `payments.money.wire_decimal` refuses those before DRF sees the value.
+    """
+
+    def to_internal_value(self, data: Any) -> Decimal:
+        try:
+            exact = wire_decimal(data)
+        except InvalidAmount as exc:
+            raise serializers.ValidationError(str(exc), code="invalid") from exc
+        value: Decimal = super().to_internal_value(exact)
+        return value
+
+
+class AmountField(WireDecimalField):
     """A positive amount as a JSON number or numeric string, read as Decimal (never through float).
 
     NaN, Infinity and values beyond the column are refused; the caller checks the asset's decimals.
@@ -42,9 +58,7 @@ class AmountField(serializers.DecimalField):
         super().__init__(max_digits=MAX_DIGITS, decimal_places=MAX_DECIMALS, **kwargs)
 
     def to_internal_value(self, data: Any) -> Decimal:
-        if isinstance(data, bool) or not isinstance(data, str | int | Decimal):
-            raise serializers.ValidationError("Must be a number or a numeric string.", code="invalid")
-        value: Decimal = super().to_internal_value(data)
+        value = super().to_internal_value(data)
         if value <= 0:
             raise serializers.ValidationError("Must be greater than 0.", code="invalid")
         return value
@@ -53,7 +67,9 @@ class AmountField(serializers.DecimalField):
 def check_asset_decimals(amount: Decimal, code: str, field: str = "amount") -> None:
     """More decimals than the asset carries is a 400 (DECISIONS.md §1), never a silent rounding."""
     decimals = get_asset(code).amount_decimals
-    if max(0, -int(amount.normalize().as_tuple().exponent)) > decimals:
+    # Counted exactly: normalize() would first round a long value to the context's 28 digits, and
+    # 123456789012345678.000000009999 would pass as 8 decimals.
+    if decimal_places(amount) > decimals:
         raise serializers.ValidationError(
             {field: [serializers.ErrorDetail(f"{code} amounts have at most {decimals} decimals", "invalid")]}
         )

@@ -157,8 +157,8 @@ def test_the_default_fee_payer_comes_from_the_payment_settings(dash, merchant):
     [
         ([], {}, "Add at least one item with a price."),
         ([("Coffee", "")], {}, "Enter a price."),
-        ([("Coffee", "abc")], {}, "price: A valid number is required."),
-        ([("Coffee", "NaN")], {}, "price: A valid number is required."),
+        ([("Coffee", "abc")], {}, "price: Must be a plain decimal number in the ASCII digits"),
+        ([("Coffee", "NaN")], {}, "price: Must be a plain decimal number in the ASCII digits"),
         ([("Coffee", "1e400")], {}, "price:"),
         ([("Coffee", "10"), ("Refund", "-10")], {}, "the total of the items must be greater than 0"),
         ([("Coffee", "0.004")], {}, "the total of the items must be greater than 0"),

@@ -187,7 +187,7 @@ def test_the_sandbox_form_is_prefilled_from_the_link(dash, merchant):
     [
         ({"amount": "0"}, "Must be greater than 0."),
         ({"amount": "-1"}, "Must be greater than 0."),
-        ({"amount": "abc"}, "A valid number is required."),
+        ({"amount": "abc"}, "Must be a plain decimal number in the ASCII digits 0-9, e.g. 10.5."),
         ({"amount": "0.000000001"}, "btc amounts have at most 8 decimals"),
         ({"address": "not-an-address"}, "not a valid btc address"),
         ({"asset": "doge"}, "Select a valid choice."),

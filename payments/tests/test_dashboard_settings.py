@@ -339,10 +339,10 @@ def test_underpayment_limits_are_saved_and_shown(dash, merchant, api):
     [
         (("0", "101"), "Ensure this value is less than or equal to 100."),
         (("-1", "0"), "Ensure this value is greater than or equal to 0."),
-        (("abc", "0"), "A valid number is required."),
+        (("abc", "0"), "Must be a plain decimal number in the ASCII digits 0-9, e.g. 10.5."),
         (("0.000000001", "0"), "btc amounts have at most 8 decimals"),
         (("0", "1.234"), "Ensure that there are no more than 2 decimal places."),
-        (("NaN", "0"), "A valid number is required."),
+        (("NaN", "0"), "Must be a plain decimal number in the ASCII digits 0-9, e.g. 10.5."),
     ],
 )
 def test_bad_limits_save_nothing_not_even_the_good_rows(dash, merchant, row, message):

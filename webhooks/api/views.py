@@ -3,11 +3,11 @@ from __future__ import annotations
 from uuid import UUID
 
 from drf_spectacular.utils import extend_schema
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from payments.api.pagination import KassaPagination
 from payments.auth import current_company
 from webhooks import selectors, services
 from webhooks.api.serializers import (
@@ -25,7 +25,7 @@ class WebhookEventListApi(APIView):
         filters = WebhookEventFilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         events = selectors.webhook_list_events(company=current_company(request), **filters.validated_data)
-        paginator = LimitOffsetPagination()
+        paginator = KassaPagination()
         page = paginator.paginate_queryset(events, request, view=self)
         return paginator.get_paginated_response(WebhookEventOutputSerializer(page, many=True).data)
 

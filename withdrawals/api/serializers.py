@@ -10,7 +10,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from payments.api.balances import AmountTextField
-from payments.api.fields import AmountField, CodeField, StrictCharField
+from payments.api.fields import AmountField, CodeField, StrictCharField, WireDecimalField
 from payments.assets import Asset
 from payments.models import MONEY
 from payments.wire import TimestampField
@@ -106,17 +106,11 @@ class WithdrawalListFilterSerializer(serializers.Serializer):
 # --- auto-withdrawals -------------------------------------------------------------------------------------
 
 
-class ThresholdField(serializers.DecimalField):
+class ThresholdField(WireDecimalField):
     """A number or numeric string >= 0, read as Decimal; the asset's decimals are the service's check."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**MONEY, min_value=Decimal(0), **kwargs)
-
-    def to_internal_value(self, data: Any) -> Decimal:
-        if isinstance(data, bool) or not isinstance(data, str | int | Decimal):
-            raise serializers.ValidationError("Must be a number or a numeric string.", code="invalid")
-        value: Decimal = super().to_internal_value(data)
-        return value
 
 
 class AutoWithdrawalRuleInputSerializer(serializers.Serializer):

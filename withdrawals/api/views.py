@@ -3,11 +3,11 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from payments.api.pagination import KassaPagination
 from payments.auth import current_company
 from payments.errors import FieldError, ValidationFailed, flatten_drf_errors
 from withdrawals import auto_withdrawals, selectors, services
@@ -73,10 +73,6 @@ class WithdrawApi(APIView):
         return Response(services.withdrawal_results(withdrawals))
 
 
-class WithdrawalPagination(LimitOffsetPagination):
-    max_limit = 1000
-
-
 class WithdrawalListApi(APIView):
     @extend_schema(
         operation_id="transactions_withdrawals_list",
@@ -98,7 +94,7 @@ class WithdrawalListApi(APIView):
             code=values.get("asset"),
             is_automatic=None if automatic is None else automatic == "true",
         )
-        paginator = WithdrawalPagination()
+        paginator = KassaPagination()
         page = paginator.paginate_queryset(withdrawals, request, view=self) or []
         return paginator.get_paginated_response(WithdrawalOutputSerializer(page, many=True).data)
 

@@ -59,7 +59,9 @@ class SandboxDepositForm(forms.Form):
         label="To address", max_length=128, widget=forms.TextInput(attrs={"class": "mono"})
     )
     asset = forms.ChoiceField(label="Asset")
-    amount = forms.CharField(label="Amount", widget=forms.TextInput(attrs={"inputmode": "decimal"}))
+    amount = forms.CharField(
+        label="Amount", strip=False, widget=forms.TextInput(attrs={"inputmode": "decimal"})
+    )
     tag = forms.CharField(label="Tag / memo", required=False, max_length=64)
     outcome = forms.ChoiceField(
         label="Outcome once mined",

@@ -72,7 +72,7 @@ class InvoiceCreateForm(forms.Form):
         names += [""] * (count - len(names))
         prices += [""] * (count - len(prices))
         self.rows = [
-            {"name": name, "price": price.strip(), "errors": []}
+            {"name": name, "price": price, "errors": []}
             for name, price in zip(names, prices, strict=True)
             if name.strip() or price.strip()
         ]

@@ -89,12 +89,13 @@ class UnderpaymentLimitsForm(forms.Form):
         initial_limits = initial_limits or {}
         for code in self.codes:
             static, percentage = initial_limits.get(code, ("0", "0"))
+            # strip=False: the amount is checked as written, like the API's (no spaces, ASCII digits).
             self.fields[f"static_{code}"] = forms.CharField(
-                label=f"{code} static", initial=static, required=False,
+                label=f"{code} static", initial=static, required=False, strip=False,
                 widget=forms.TextInput(attrs={"inputmode": "decimal", "class": "num"}),
             )  # fmt: skip
             self.fields[f"percentage_{code}"] = forms.CharField(
-                label=f"{code} percentage", initial=percentage, required=False,
+                label=f"{code} percentage", initial=percentage, required=False, strip=False,
                 widget=forms.TextInput(attrs={"inputmode": "decimal", "class": "num"}),
             )  # fmt: skip
 
@@ -109,8 +110,8 @@ class UnderpaymentLimitsForm(forms.Form):
         limits: dict[str, Any] = {}
         for code in self.codes:
             raw = {
-                "static": (data.get(f"static_{code}") or "0").strip(),
-                "percentage": (data.get(f"percentage_{code}") or "0").strip(),
+                "static": data.get(f"static_{code}") or "0",
+                "percentage": data.get(f"percentage_{code}") or "0",
             }
             fields = {"static": f"static_{code}", "percentage": f"percentage_{code}"}
             validated = run_serializer(self, LimitSerializer, raw, fields)

@@ -61,6 +61,7 @@ class WithdrawalForm(forms.Form):
     to = forms.CharField(label="To address", max_length=128, widget=forms.TextInput(attrs={"class": "mono"}))
     amount = forms.CharField(
         label="Amount",
+        strip=False,  # checked as written, like the API's amounts
         help_text="Net: what the receiver gets. The network fee is charged on top.",
         widget=forms.TextInput(attrs={"inputmode": "decimal"}),
     )
@@ -139,6 +140,7 @@ class AutoWithdrawalRulesForm(forms.Form):
             self.fields[f"amount_{code}"] = forms.CharField(
                 label=f"{code} threshold",
                 required=False,
+                strip=False,
                 initial=number_text(rule.amount) if rule else "0",
                 widget=forms.TextInput(attrs={"inputmode": "decimal", "class": "num"}),
             )
@@ -186,7 +188,7 @@ class AutoWithdrawalRulesForm(forms.Form):
         for asset in self.assets:
             code = asset.code
             body = {
-                "amount": (data.get(f"amount_{code}") or "0").strip(),
+                "amount": data.get(f"amount_{code}") or "0",
                 "isEnabled": bool(data.get(f"enabled_{code}")),
                 "withdrawalAddress": (data.get(f"address_{code}") or "").strip(),
                 "withdrawalTag": (data.get(f"tag_{code}") or "").strip() or None,
