@@ -9,15 +9,16 @@ back with it.
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 from typing import Protocol
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
 from payments.addresses import route_key
 from payments.assets import get_asset
 from payments.chains.base import FAILED, FROZEN, ChainTransfer, get_backend
-from payments.models import Company, Deposit, DepositAddress
+from payments.models import Company, Deposit, DepositAddress, QuarantinedTransfer
 
 logger = logging.getLogger(__name__)
 
@@ -134,9 +135,62 @@ def _record_new(transfer: ChainTransfer, key: dict[str, object]) -> Deposit | No
     return deposit
 
 
+# A transfer whose ingestion raised waits this long before its next try, doubling up to the cap.
+QUARANTINE_FIRST_PAUSE = timedelta(minutes=1)
+QUARANTINE_MAX_PAUSE = timedelta(hours=1)
+
+
 def chain_poll(code: str) -> int:
-    """Ask the code's backend for open transfers and ingest each; returns how many were looked at."""
+    """Ask the code's backend for open transfers and ingest each; returns how many were looked at.
+
+    One transfer that cannot be ingested (a bug, a value the ledger refuses) is quarantined and the others
+    go on: it must never hold back every later payment of the chain. A database outage is not a bad
+    transfer: it propagates, and the next poll tries again.
+    """
     transfers = get_backend(code).poll(code)
+    if not transfers:
+        return 0
+    quarantined = {(row.txid, row.output_index): row for row in QuarantinedTransfer.objects.filter(code=code)}
+    now = timezone.now()
     for transfer in transfers:
-        deposit_ingest(transfer)
+        held = quarantined.get((transfer.txid, transfer.output_index))
+        if held is not None and held.retry_at > now:
+            continue
+        try:
+            deposit_ingest(transfer)
+        except (OperationalError, InterfaceError):
+            raise
+        except Exception as exc:
+            _quarantine(transfer, held, exc)
+            continue
+        if held is not None:
+            held.delete()
+            logger.info("quarantined transfer %s %s:%s ingested", code, transfer.txid, transfer.output_index)
     return len(transfers)
+
+
+def _quarantine(transfer: ChainTransfer, held: QuarantinedTransfer | None, exc: Exception) -> None:
+    attempts = held.attempts + 1 if held is not None else 1
+    now = timezone.now()
+    pause = min(QUARANTINE_FIRST_PAUSE * 2 ** min(attempts - 1, 16), QUARANTINE_MAX_PAUSE)
+    logger.error(
+        "transfer quarantined: %s %s:%s (attempt %s, next try in %ss): %r",
+        transfer.code,
+        transfer.txid,
+        transfer.output_index,
+        attempts,
+        int(pause.total_seconds()),
+        exc,
+        exc_info=exc,
+    )
+    QuarantinedTransfer.objects.update_or_create(
+        code=transfer.code,
+        txid=transfer.txid,
+        output_index=transfer.output_index,
+        defaults={
+            "error": f"{type(exc).__name__}: {exc}"[:2000],
+            "attempts": attempts,
+            "last_failed_at": now,
+            "retry_at": now + pause,
+        },
+    )

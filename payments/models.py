@@ -240,6 +240,31 @@ class Deposit(models.Model):
 # --- Sandbox chain --------------------------------------------------------------------------------------
 
 
+class QuarantinedTransfer(models.Model):
+    """A transfer whose ingestion raised: set aside so the rest of its chain (and every other chain) goes on.
+
+    Retried with a growing pause (payments.deposits); the row goes once an attempt succeeds. Listed for a
+    person by `manage.py chain_quarantine`; every failure is also logged at ERROR.
+    """
+
+    code = models.CharField(max_length=16)
+    txid = models.CharField(max_length=128)
+    output_index = models.PositiveIntegerField(default=0)
+    error = models.TextField()
+    attempts = models.PositiveIntegerField(default=1)
+    first_failed_at = models.DateTimeField(auto_now_add=True)
+    last_failed_at = models.DateTimeField()
+    retry_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["code", "txid", "output_index"], name="quarantine_transfer_once")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.code} {self.txid}:{self.output_index}"
+
+
 class SandboxBlock(models.Model):
     code = models.CharField(max_length=16)
     height = models.PositiveBigIntegerField()
