@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from invoices.models import Invoice, InvoiceItem, UnderpaymentLimit
 from payments.assets import all_assets, get_asset, price_decimals
+from payments.chains.base import is_offered, is_sandbox
 from payments.deposit_addresses import deposit_address_allocate
 from payments.errors import FieldError, InvalidState, NotFound, UnsupportedAsset, ValidationFailed
 from payments.ledger import ledger_credit
@@ -47,8 +48,13 @@ def _publish(invoice: Invoice) -> None:
         company=invoice.company,
         family=WebhookEvent.Family.INVOICE,
         object_id=str(invoice.pk),
-        body=invoice_body(invoice_id=str(invoice.pk), status=invoice.status),
+        body=invoice_body(invoice_id=str(invoice.pk), status=invoice.status, sandbox=_is_sandbox(invoice)),
     )
+
+
+def _is_sandbox(invoice: Invoice) -> bool:
+    code = invoice.payment_code or invoice.fixed_payment_code
+    return bool(code) and is_sandbox(code)
 
 
 def _locked(invoice_id: UUID | str) -> Invoice:
@@ -77,7 +83,7 @@ def _set_status(invoice: Invoice, status: str, *fields: str) -> None:
 
 def allowed_codes(company: Company) -> list[str]:
     allowed = set(company.allowed_assets)
-    return [asset.code for asset in all_assets() if asset.base in allowed]
+    return [asset.code for asset in all_assets() if asset.base in allowed and is_offered(asset.code)]
 
 
 def _require_allowed(company: Company, code: str, field: str) -> str:

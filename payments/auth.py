@@ -46,6 +46,21 @@ class IsMerchant(BasePermission):
         return isinstance(request.auth, ApiCredential)
 
 
+class SandboxEnabled(BasePermission):
+    """Listed before IsMerchant on the sandbox endpoints: with the sandbox off they do not exist (404), for
+    anonymous callers too."""
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        from payments.chains.base import sandbox_enabled
+
+        if not sandbox_enabled():
+            raise exceptions.NotFound("No endpoint here: the sandbox is not enabled on this deployment.")
+        return True
+
+
+SANDBOX_API_PERMISSIONS = [SandboxEnabled, IsMerchant]
+
+
 def current_company(request: Request) -> Company:
     """The company of an authenticated API call (views behind `IsMerchant`)."""
     credential = request.auth

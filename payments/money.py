@@ -38,6 +38,8 @@ _ROUNDINGS = frozenset(
 
 # Decimal() alone also takes "1_000", "inf", non-ASCII digits and "nan"; a money string is plainer than that.
 _NUMBER_TEXT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+# The wire format of a money string: plain decimal notation, e.g. "10", "-0.5"; no "+", exponent or bare ".".
+_WIRE_TEXT = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
 
 
 class InvalidAmount(ValueError):
@@ -69,14 +71,15 @@ def to_decimal(value: Decimal | int | str) -> Decimal:
 def wire_decimal(value: object) -> Decimal:
     """A money value as it arrives on the wire (JSON number, numeric string) or from a form, exactly.
 
-    Stricter than `to_decimal`: the text must be plain ASCII decimal notation as written, so surrounding
-    spaces, "1_000", non-ASCII digits (Arabic-Indic, fullwidth) and "Infinity" are refused, and so is an
-    exponent too large to write out ("1E+999999999" is a valid Decimal but a gigabyte of digits).
+    Stricter than `to_decimal`: a string must be plain ASCII decimal notation as written ("10", "-0.5"), so
+    surrounding spaces, "1_000", non-ASCII digits (Arabic-Indic, fullwidth), "+1", "1e2", ".5" and
+    "Infinity" are refused. A JSON number may carry an exponent (the parser reads it exactly), but not one
+    too large to write out ("1E+999999999" is a valid Decimal but a gigabyte of digits).
     """
     if isinstance(value, bool) or not isinstance(value, Decimal | int | str):
         raise NotAnAmountType("Must be a number or a numeric string.")
     if isinstance(value, str):
-        if not _NUMBER_TEXT.fullmatch(value):
+        if not _WIRE_TEXT.fullmatch(value):
             raise InvalidAmount("Must be a plain decimal number in the ASCII digits 0-9, e.g. 10.5.")
         value = Decimal(value)
     elif isinstance(value, int):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db import IntegrityError, transaction
 
 from payments.assets import get_asset, normalize_code
+from payments.chains.base import is_sandbox, require_offered
 from payments.deposit_addresses import deposit_address_allocate
 from payments.deposits import register_deposit_handler
 from payments.errors import FieldError, UnsupportedAsset, ValidationFailed
@@ -19,7 +20,7 @@ def static_address_get_or_create(
     *, company: Company, internal_user_id: str, email: str, asset: str, network: str
 ) -> tuple[StaticDepositAddress, bool]:
     """The user's address on `network`: the existing one when the internal id (or e-mail) asked before."""
-    code = get_asset(network).code
+    code = require_offered(network).code
     if normalize_code(asset) != get_asset(code).base:
         raise ValidationFailed(
             [
@@ -99,6 +100,7 @@ def _publish(deposit: Deposit, status: str) -> None:
         tx_hash=deposit.txid,
         email=static.email or None,
         fee_payer=static.company.default_fee_payer,
+        sandbox=is_sandbox(asset.code),
     )
     webhook_publish(
         company=static.company, family=WebhookEvent.Family.DEPOSIT, object_id=str(deposit.pk), body=body

@@ -158,6 +158,10 @@ def test_btc_amount_with_12_decimals_beyond_28_digits_is_400(api, merchant):
         "1e999999999",
         "1,5",
         "\u0661.\u0665",
+        "+1",
+        "1e-3",
+        ".5",
+        "5.",
     ],
 )
 def test_non_ascii_or_decorated_amounts_are_refused(api, merchant, amount):
@@ -189,12 +193,12 @@ def test_non_ascii_digits_are_refused_in_underpayment_limits_and_auto_withdrawal
     )
     rules = api.patch(
         "/api/company/auto-withdrawals",
-        {"btc": {"amount": value, "isEnabled": True, "withdrawalAddress": ADDRESSES["btc"]}},
+        {"assets": {"btc": {"amount": value, "isEnabled": True, "withdrawalAddress": ADDRESSES["btc"]}}},
         format="json",
     )
 
-    _problem(limits, 400)
-    _problem(rules, 400)
+    assert _problem(limits, 400)["errors"][0]["field"] == "assets.btc.static"
+    assert _problem(rules, 400)["errors"][0]["field"] == "assets.btc.amount"
 
 
 def test_plain_numbers_and_numeric_strings_still_work(api, merchant):

@@ -1,7 +1,8 @@
 """One body builder per family, keys in API.md's documented order (6.1, 6.2, 6.3), types per DECISIONS.md §1.
 
 The builders return ordered dicts; `payments.jsonutil.dumps` writes them compactly with Decimals as raw
-numbers where API.md types a field as number.
+numbers where API.md types a field as number. A payment on the sandbox chain (simulated money) carries one
+more key after the documented ones, `"sandbox": true`; real payments never have it.
 """
 
 from __future__ import annotations
@@ -24,9 +25,16 @@ WITHDRAWAL_STATUSES = ("processing", "done", "rejected")
 DEPOSIT_STATUSES = ("processing", "done", "failed", "frozen")
 
 
-def invoice_body(*, invoice_id: str, status: str) -> dict[str, Any]:
+def _mark_sandbox(body: dict[str, Any], sandbox: bool) -> dict[str, Any]:
+    if sandbox:
+        body["sandbox"] = True  # additive, last: the documented keys keep their order
+    return body
+
+
+def invoice_body(*, invoice_id: str, status: str, sandbox: bool = False) -> dict[str, Any]:
     """API.md 6.1: invoiceId, status, message."""
-    return {"invoiceId": invoice_id, "status": status, "message": INVOICE_MESSAGES[status]}
+    body = {"invoiceId": invoice_id, "status": status, "message": INVOICE_MESSAGES[status]}
+    return _mark_sandbox(body, sandbox)
 
 
 def withdrawal_body(
@@ -39,6 +47,7 @@ def withdrawal_body(
     to: str,
     tx_hash: str,
     uid: str,
+    sandbox: bool = False,
 ) -> dict[str, Any]:
     """API.md 6.2: type, status, asset, dchain, amount (number), fee (string), to, txHash, uid.
 
@@ -58,7 +67,7 @@ def withdrawal_body(
     if status != "rejected":
         body["txHash"] = tx_hash
     body["uid"] = uid
-    return body
+    return _mark_sandbox(body, sandbox)
 
 
 def deposit_body(
@@ -73,6 +82,7 @@ def deposit_body(
     tx_hash: str,
     email: str | None,
     fee_payer: str,
+    sandbox: bool = False,
 ) -> dict[str, Any]:
     """API.md 6.3: amount, asset, network, depositAddress, status, id, internal_user_id, hash, email,
     feePayer.
@@ -97,4 +107,4 @@ def deposit_body(
     if email:
         body["email"] = email
     body["feePayer"] = fee_payer
-    return body
+    return _mark_sandbox(body, sandbox)

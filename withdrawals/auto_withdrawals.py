@@ -19,6 +19,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 
 from payments.assets import get_asset
+from payments.chains.base import require_offered
 from payments.errors import FieldError, UnsupportedAsset, ValidationFailed
 from payments.ledger import account_for_update
 from payments.models import Account, Company
@@ -43,7 +44,7 @@ class RuleInput:
 def _check_rule(key: str, rule: RuleInput) -> tuple[dict[str, Any] | None, list[FieldError]]:
     prefix = f"assets.{key}"
     try:
-        asset = get_asset(key)
+        asset = require_offered(key)
     except UnsupportedAsset as exc:
         return None, [FieldError(prefix, UnsupportedAsset.code, exc.detail)]
     errors: list[FieldError] = []

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from payments.addresses import InvalidAddress, validate_address
-from payments.assets import Asset, get_asset
+from payments.assets import Asset
+from payments.chains.base import require_offered
 from payments.errors import FieldError, UnsupportedAsset
 from payments.money import decimal_places, number_text
 
@@ -48,7 +49,7 @@ def _field(prefix: str, name: str) -> str:
 
 def check_asset(raw: str, *, field: str) -> tuple[Asset | None, list[FieldError]]:
     try:
-        return get_asset(raw), []
+        return require_offered(raw), []
     except UnsupportedAsset as exc:
         return None, [FieldError(field, UnsupportedAsset.code, exc.detail)]
 

@@ -74,6 +74,7 @@ def _body(withdrawal: Withdrawal, tx_hash: str) -> dict[str, Any]:
         to=withdrawal.to_address,
         tx_hash=tx_hash,
         uid=withdrawal.uid,
+        sandbox=is_sandbox(withdrawal.code),
     )
 
 

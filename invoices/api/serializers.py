@@ -6,6 +6,7 @@ from typing import Any, Literal
 from rest_framework import serializers
 
 from invoices.models import Invoice
+from invoices.services import allowed_codes
 from payments.api.fields import CodeField, StrictCharField, WireDecimalField
 from payments.assets import BASE_ASSETS, INVOICE_CURRENCIES, get_asset, price_decimals
 from payments.chains.base import get_backend
@@ -117,7 +118,8 @@ def _transactions(invoice: Invoice) -> list[dict[str, Any]]:
 def invoice_representation(invoice: Invoice, *, view: View) -> dict[str, Any]:
     """API.md 2.4, field order and presence exactly as documented for each response."""
     company = invoice.company
-    allowed = set(company.allowed_assets)
+    # Allowed by the merchant and offered by this deployment (a code with no backend cannot be paid).
+    allowed = {get_asset(code).base for code in allowed_codes(company)}
     decimals = price_decimals(invoice.invoice_currency)
     content: dict[str, Any] = {
         "invoiceCurrency": invoice.invoice_currency,

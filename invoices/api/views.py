@@ -21,7 +21,7 @@ from invoices.services import ItemInput
 from payments.addresses import InvalidAddress, validate_address
 from payments.api.fields import StrictCharField
 from payments.api.pagination import KassaPagination
-from payments.auth import ApiCredential, current_company
+from payments.auth import SANDBOX_API_PERMISSIONS, ApiCredential, current_company
 from payments.errors import FieldError, ValidationFailed
 
 
@@ -133,6 +133,8 @@ class InvoiceRefundApi(APIView):
 
 
 class SandboxInvoiceExpireApi(APIView):
+    permission_classes = SANDBOX_API_PERMISSIONS
+
     @extend_schema(request=None, responses={200: dict})
     def post(self, request: Request, invoice_id: UUID) -> Response:
         from payments.chains.base import is_sandbox

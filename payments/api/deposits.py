@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 from payments import sandbox
 from payments.api.fields import AmountField, CodeField, StrictCharField, check_asset_decimals
 from payments.assets import get_asset
-from payments.auth import current_company
+from payments.auth import SANDBOX_API_PERMISSIONS, current_company
 from payments.chains.base import get_backend
 from payments.chains.sandbox import confirmations, tip_height
 from payments.models import Deposit, SandboxTransaction, StaticDepositAddress
@@ -94,6 +94,8 @@ def _sandbox_tx(tx: SandboxTransaction) -> dict[str, Any]:
 
 
 class SandboxDepositApi(APIView):
+    permission_classes = SANDBOX_API_PERMISSIONS
+
     @extend_schema(request=SandboxDepositInputSerializer, responses={201: dict})
     def post(self, request: Request) -> Response:
         data = SandboxDepositInputSerializer(data=request.data)
@@ -116,6 +118,8 @@ class SandboxBlocksInputSerializer(serializers.Serializer):
 
 
 class SandboxBlocksApi(APIView):
+    permission_classes = SANDBOX_API_PERMISSIONS
+
     @extend_schema(request=SandboxBlocksInputSerializer, responses={200: dict})
     def post(self, request: Request) -> Response:
         data = SandboxBlocksInputSerializer(data=request.data)

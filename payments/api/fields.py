@@ -8,6 +8,7 @@ from typing import Any
 from rest_framework import serializers
 
 from payments.assets import get_asset
+from payments.chains.base import require_offered
 from payments.errors import UnsupportedAsset
 from payments.money import MAX_DECIMALS, MAX_DIGITS, InvalidAmount, decimal_places, wire_decimal
 
@@ -27,7 +28,7 @@ class CodeField(StrictCharField):
     def to_internal_value(self, data: Any) -> str:
         value = super().to_internal_value(data)
         try:
-            return get_asset(value).code
+            return require_offered(value).code
         except UnsupportedAsset as exc:
             raise serializers.ValidationError(exc.detail, code=UnsupportedAsset.code) from exc
 

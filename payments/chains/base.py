@@ -16,8 +16,9 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 from django.utils.module_loading import import_string
 
-from payments.assets import all_assets, get_asset
+from payments.assets import Asset, all_assets, get_asset
 from payments.chains.derivation import derive_address
+from payments.errors import UnsupportedAsset
 
 if TYPE_CHECKING:
     from payments.models import Company
@@ -98,9 +99,37 @@ def get_backend(code: str) -> ChainBackend:
     return _backends()[get_asset(code).code]  # type: ignore[no-any-return]
 
 
-def is_sandbox(code: str) -> bool:
+def sandbox_enabled() -> bool:
+    """The sandbox chain serves its codes only when the deployment says so (off by default in production)."""
+    return bool(settings.SANDBOX_ENABLED)
+
+
+def on_sandbox_backend(code: str) -> bool:
     return get_backend(code).name == "sandbox"
 
 
+def is_sandbox(code: str) -> bool:
+    """The code is served by the sandbox chain, and the sandbox is enabled: simulated money."""
+    return on_sandbox_backend(code) and sandbox_enabled()
+
+
+def is_offered(code: str) -> bool:
+    """The code can be paid and withdrawn here: a real backend serves it, or the enabled sandbox does."""
+    return not on_sandbox_backend(code) or sandbox_enabled()
+
+
+def offered_codes() -> list[str]:
+    return [asset.code for asset in all_assets() if is_offered(asset.code)]
+
+
+def require_offered(code: str) -> Asset:
+    """The asset of an offered code; any other is refused exactly like an unknown one (unsupported_asset)."""
+    asset = get_asset(code)
+    if not is_offered(asset.code):
+        raise UnsupportedAsset(f"{asset.code} is not supported.")
+    return asset
+
+
 def sandbox_codes() -> list[str]:
+    """Codes on the enabled sandbox chain; none when the sandbox is off."""
     return [asset.code for asset in all_assets() if is_sandbox(asset.code)]

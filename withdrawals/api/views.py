@@ -8,7 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from payments.api.pagination import KassaPagination
-from payments.auth import current_company
+from payments.auth import SANDBOX_API_PERMISSIONS, current_company
 from payments.errors import FieldError, ValidationFailed, flatten_drf_errors
 from withdrawals import auto_withdrawals, selectors, services
 from withdrawals.api.serializers import (
@@ -107,6 +107,8 @@ class WithdrawalDetailApi(APIView):
 
 
 class SandboxWithdrawalRejectApi(APIView):
+    permission_classes = SANDBOX_API_PERMISSIONS
+
     @extend_schema(request=None, responses={200: WithdrawalOutputSerializer})
     def post(self, request: Request, uid: str) -> Response:
         withdrawal: Withdrawal = services.withdrawal_sandbox_reject(company=current_company(request), uid=uid)

@@ -5,6 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from payments import sandbox
+from payments.chains.base import sandbox_enabled
 from payments.errors import DomainError
 from payments.money import number_text
 
@@ -29,6 +30,11 @@ class Command(BaseCommand):
             command.add_arguments(actions.add_parser(name, help=command.help))
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if not sandbox_enabled():
+            raise CommandError(
+                "The sandbox is not enabled on this deployment (SANDBOX_ENABLED is off): it has no simulated "
+                "chain to drive."
+            )
         try:
             if options["action"] == "deposit":
                 self._deposit(options)
