@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from django.db import connection
-from django.http import HttpRequest, HttpResponse, JsonResponse
+import sys
+
+from django.db import InterfaceError, OperationalError, connection
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
+from django.template import loader
 
 from payments.errors import problem_json_response
 
@@ -44,7 +47,15 @@ def page_not_found(request: HttpRequest, exception: Exception | None = None) -> 
     return render(request, "404.html", status=404)
 
 
+# Seconds a client is asked to wait when the database cannot be reached.
+UNAVAILABLE_RETRY_AFTER_SECONDS = 5
+
+
 def server_error(request: HttpRequest) -> HttpResponse:
+    """handler500: runs inside Django's `except`, so the exception is at hand. An unreachable database is not
+    a bug of ours and nothing was done: 503 with Retry-After, so clients retry instead of giving up."""
+    if isinstance(sys.exc_info()[1], OperationalError | InterfaceError):
+        return service_unavailable(request)
     if request.path.startswith("/api/"):
         return problem_json_response(
             500, "internal_error", "Something went wrong on our side; it was logged."
@@ -52,8 +63,25 @@ def server_error(request: HttpRequest) -> HttpResponse:
     return render(request, "500.html", status=500)
 
 
+def service_unavailable(request: HttpRequest) -> HttpResponse:
+    response: HttpResponse
+    if request.path.startswith("/api/"):
+        response = problem_json_response(
+            503, "service_unavailable", "The service cannot reach its database right now; nothing was done."
+        )
+    else:
+        # No request context: its processors (user, dashboard) would query the database that is down.
+        response = HttpResponse(loader.render_to_string("503.html"), status=503)
+    response["Retry-After"] = str(UNAVAILABLE_RETRY_AFTER_SECONDS)
+    return response
+
+
 def sandbox_transaction(request: HttpRequest, txid: str) -> HttpResponse:
-    """The explorer page that sandbox `txHash` links point to."""
+    """The explorer page that sandbox `txHash` links point to; absent while the sandbox is off."""
+    from payments.chains.base import sandbox_enabled
+
+    if not sandbox_enabled():
+        raise Http404("The sandbox is not enabled on this deployment.")
     from payments.assets import get_asset
     from payments.chains.sandbox import confirmations, tip_height
     from payments.models import SandboxTransaction
