@@ -9,7 +9,7 @@ from celery.signals import beat_init, worker_ready
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
 
-app = Celery("kassa")
+app = Celery("kassa", task_cls="config.celery_task:KassaTask")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 

@@ -27,7 +27,8 @@ trap stop INT TERM EXIT
 
 "$bin/python" manage.py runserver "127.0.0.1:${PORT}" --noreload &
 pids+=($!)
-"$bin/celery" -A config worker --loglevel INFO --concurrency 2 --hostname "kassa@%h" &
+"$bin/celery" -A config worker --loglevel INFO --concurrency 2 --hostname "kassa@%h" \
+    --queues webhooks,payouts,chain,housekeeping &
 pids+=($!)
 "$bin/celery" -A config beat --loglevel INFO &
 pids+=($!)

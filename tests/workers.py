@@ -47,9 +47,15 @@ def worker_env(var_dir: Path, **extra: str) -> dict[str, str]:
 
 
 def start_worker(
-    var_dir: Path, log_name: str, *, concurrency: int = 4, **extra: str
+    var_dir: Path,
+    log_name: str,
+    *,
+    concurrency: int = 4,
+    queues: str = "webhooks,payouts,chain,housekeeping",
+    **extra: str,
 ) -> subprocess.Popen[bytes]:
-    """A worker with embedded beat (-B), in its own process group so the whole tree can be killed."""
+    """A worker with embedded beat (-B), in its own process group so the whole tree can be killed; it
+    consumes every queue unless told which."""
     log = open(var_dir / log_name, "wb")  # noqa: SIM115 - closed with the process by the caller's stop()
     return subprocess.Popen(
         [
@@ -68,6 +74,8 @@ def start_worker(
             str(var_dir / f"{log_name}.beat"),
             "--hostname",
             f"{log_name}@%h",
+            "--queues",
+            queues,
         ],
         cwd=ROOT,
         env=worker_env(var_dir, **extra),

@@ -105,7 +105,13 @@ REDIS_URL = env.str("REDIS_URL", default="")
 CELERY_BROKER_DIR = VAR_DIR / "broker"
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
-    CELERY_BROKER_TRANSPORT_OPTIONS: dict = {"visibility_timeout": 3600}
+    CELERY_BROKER_TRANSPORT_OPTIONS: dict = {
+        "visibility_timeout": 3600,
+        # A publish to a Redis that is down or unreachable fails within seconds: the request that committed
+        # answers at once, and the database pollers publish the work again later.
+        "socket_connect_timeout": 2,
+        "socket_timeout": 5,
+    }
     CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
@@ -128,6 +134,27 @@ else:
         (CELERY_BROKER_DIR / folder).mkdir(parents=True, exist_ok=True)
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
+# A broker that is down: a publish gives up after ~1 s (its work is in the database, config/celery_task.py).
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 2,
+    "interval_start": 0,
+    "interval_step": 0.3,
+    "interval_max": 0.5,
+}
+# One queue per kind of work, so a slow webhook receiver can never hold the worker slots payouts need. The
+# production layout runs a worker for `webhooks` and another for `payouts,chain,housekeeping` (README).
+CELERY_TASK_QUEUE_NAMES = ("webhooks", "payouts", "chain", "housekeeping")
+CELERY_TASK_DEFAULT_QUEUE = "housekeeping"
+CELERY_TASK_ROUTES = {
+    "webhooks.tasks.*": {"queue": "webhooks"},
+    "withdrawals.tasks.withdrawal_broadcast": {"queue": "payouts"},
+    "withdrawals.tasks.withdrawal_broadcast_many": {"queue": "payouts"},
+    "withdrawals.tasks.withdrawal_poll_open": {"queue": "payouts"},
+    "withdrawals.tasks.auto_withdrawal_sweep_due": {"queue": "payouts"},
+    "payments.tasks.*": {"queue": "chain"},
+    "invoices.tasks.*": {"queue": "housekeeping"},
+    "withdrawals.tasks.idempotency_keys_purge": {"queue": "housekeeping"},
+}
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
