@@ -1,10 +1,27 @@
+from typing import Any
+
 from django.contrib import admin
 from django.urls import URLPattern, URLResolver, include, path, re_path
 from drf_spectacular.views import SpectacularAPIView
+from rest_framework.request import Request
+from rest_framework.response import Response
 
 from payments import views as core_views
+from payments.api.renderers import KassaJSONRenderer
 from payments.errors import api_not_found
 from payments.security import redoc_view, swagger_ui_view
+
+
+class SchemaApi(SpectacularAPIView):
+    """The OpenAPI document; its errors (a POST is 405) are problem+json like the API's, not YAML."""
+
+    def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
+        response = super().finalize_response(request, response, *args, **kwargs)
+        if isinstance(response, Response) and response.status_code >= 400:
+            response.accepted_renderer = KassaJSONRenderer()
+            response.accepted_media_type = "application/json"
+        return response
+
 
 api_patterns: list[URLPattern | URLResolver] = [
     path("", include("payments.api.urls")),
@@ -12,7 +29,7 @@ api_patterns: list[URLPattern | URLResolver] = [
     path("", include("webhooks.api.urls")),
     path("", include("invoices.api.urls")),
     path("", include("withdrawals.api.urls")),
-    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("schema/", SchemaApi.as_view(), name="schema"),
     # The docs pages get their own Content-Security-Policy (payments/security.py).
     path("docs/", swagger_ui_view(url_name="schema"), name="api-docs"),
     path("redoc/", redoc_view(url_name="schema"), name="api-redoc"),

@@ -4,6 +4,7 @@ problem+json and changes nothing."""
 from __future__ import annotations
 
 import bz2
+import io
 import json
 from decimal import Decimal
 
@@ -278,3 +279,48 @@ def test_dashboard_form_refuses_fullwidth_digits(merchant):
     assert "ASCII" in response.content.decode()
     assert Withdrawal.objects.count() == 0
     assert LedgerEntry.objects.count() == 1  # the funding only: nothing held
+
+
+@pytest.mark.parametrize("charset", ["bz2", "zlib", "base64", "hex"])
+def test_bytes_codec_charset_with_a_query_string_is_415_through_the_wsgi_application(api, charset):
+    """Django decodes the query string with the request's charset while it builds the request, before any
+    view: "bz2" raised there and the server sent a bare 500. config/wsgi.py neutralizes the name first."""
+    from wsgiref.util import setup_testing_defaults
+
+    from django.core.signals import request_finished, request_started
+    from django.db import close_old_connections
+
+    from config.wsgi import application
+
+    invoice_id = _invoice(api)
+    body = b'{"clientEmail": "a@b.c"}'
+    environ: dict = {
+        "REQUEST_METHOD": "POST",
+        "PATH_INFO": f"{INVOICES}/{invoice_id}/proceed",
+        "QUERY_STRING": "a=1",
+        "CONTENT_TYPE": f"application/json; charset={charset}",
+        "CONTENT_LENGTH": str(len(body)),
+    }
+    setup_testing_defaults(environ)
+    environ["wsgi.input"] = io.BytesIO(body)
+    started: list[str] = []
+    # As the test client does: the server's end-of-request hook would close the test's database connection.
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    try:
+        chunks = application(environ, lambda status, headers, *_: started.append(status))
+        answer = json.loads(b"".join(chunks))
+        chunks.close()
+    finally:
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)
+
+    assert started == ["415 Unsupported Media Type"]
+    assert answer["code"] == "unsupported_media_type"
+    assert Invoice.objects.get(pk=invoice_id).status == Invoice.Status.CREATED
+
+
+def test_post_to_the_openapi_document_is_405_problem_json(anon):
+    response = Client().post("/api/schema/", b"{}", content_type="application/json")
+
+    assert _problem(response, 405)["code"] == "method_not_allowed"
