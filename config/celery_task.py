@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from celery.contrib.django.task import DjangoTask
@@ -21,19 +22,24 @@ logger = logging.getLogger("kassa.publish")
 
 class KassaTask(DjangoTask):  # type: ignore[misc]
     def delay_on_commit(self, *args: Any, **kwargs: Any) -> None:
-        transaction.on_commit(functools.partial(self._publish_committed, args, kwargs, {}))
+        transaction.on_commit(functools.partial(self._publish_committed, self.delay, args, kwargs))
 
-    def apply_async_on_commit(self, args: Any = None, kwargs: Any = None, **options: Any) -> None:  # type: ignore[override]
-        transaction.on_commit(functools.partial(self._publish_committed, args or (), kwargs or {}, options))
+    def apply_async_on_commit(  # type: ignore[override]
+        self, args: Any = None, kwargs: Any = None, **options: Any
+    ) -> None:
+        publish = functools.partial(self.apply_async, args, kwargs, **options)
+        transaction.on_commit(functools.partial(self._publish_committed, publish, (), {}, shown=args))
 
-    def _publish_committed(self, args: Any, kwargs: Any, options: dict[str, Any]) -> None:
+    def _publish_committed(
+        self, publish: Callable[..., Any], args: Any, kwargs: Any, *, shown: Any = None
+    ) -> None:
         try:
-            self.apply_async(args, kwargs, **options)
+            publish(*args, **kwargs)
         except Exception as exc:  # the broker: connection refused, timeout, DNS...
             logger.warning(
                 "publish of %s%r failed after commit (%s: %s); the database poller will pick the work up",
                 self.name,
-                tuple(args),
+                tuple(shown if shown is not None else args),
                 type(exc).__name__,
                 exc,
             )

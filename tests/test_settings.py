@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from cryptography.fernet import Fernet
+from django.conf import settings
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -72,7 +73,16 @@ def test_readme_production_commands_rely_on_the_default_settings_module():
         [".venv/bin/gunicorn", "config.wsgi", "--bind"],
         [".venv/bin/celery", "-A", "config"],
         [".venv/bin/celery", "-A", "config"],
+        [".venv/bin/celery", "-A", "config"],
     ]
+    # The workers of the layout consume every queue between them, webhooks apart from payouts.
+    consumed = [
+        command.split("--queues ")[1].split()[0].split(",") for command in commands if " worker " in command
+    ]
+    assert sorted(queue for queues in consumed for queue in queues) == sorted(
+        settings.CELERY_TASK_QUEUE_NAMES
+    )
+    assert ["webhooks"] in consumed
     assert all("DJANGO_SETTINGS_MODULE" not in line for line in lines)
     for variable in ("SECRET_KEY", "FIELD_ENCRYPTION_KEY", "DATABASE_URL", "REDIS_URL", "ALLOWED_HOSTS"):
         assert any(line.startswith(f"export {variable}=") for line in lines), variable

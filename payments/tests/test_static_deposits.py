@@ -158,6 +158,7 @@ def test_deposit_is_seen_then_confirmed_then_credited_once_with_processing_and_d
         "hash": seen.json()["txid"],
         "email": "buyer@example.com",
         "feePayer": "buyer",
+        "sandbox": True,  # additive: a payment on the (enabled) sandbox chain
     }
     assert LedgerEntry.objects.filter(kind="deposit_credit").count() == 1
 

@@ -4,6 +4,7 @@ import json
 from decimal import Decimal
 
 import pytest
+from django.conf import settings
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
@@ -102,18 +103,22 @@ def drain_broker():
 
     ran = []
     with app.connection_for_read() as connection:
-        queue = connection.SimpleQueue(app.conf.task_default_queue)
-        try:
-            while True:
+        while True:
+            before = len(ran)
+            for queue_name in settings.CELERY_TASK_QUEUE_NAMES:
+                queue = connection.SimpleQueue(queue_name)
                 try:
-                    message = queue.get(block=False)
-                except queue.Empty:
-                    break
-                name = message.headers["task"]
-                args, kwargs, _ = message.decode()
-                message.ack()
-                app.tasks[name](*args, **kwargs)
-                ran.append(name)
-        finally:
-            queue.close()
-    return ran
+                    while True:
+                        try:
+                            message = queue.get(block=False)
+                        except queue.Empty:
+                            break
+                        name = message.headers["task"]
+                        args, kwargs, _ = message.decode()
+                        message.ack()
+                        app.tasks[name](*args, **kwargs)
+                        ran.append(name)
+                finally:
+                    queue.close()
+            if len(ran) == before:
+                return ran

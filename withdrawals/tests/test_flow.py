@@ -26,7 +26,8 @@ from withdrawals.tests.conftest import (
     withdrawal_events,
 )
 
-WEBHOOK_KEYS = ["type", "status", "asset", "dchain", "amount", "fee", "to", "txHash", "uid"]
+# API.md's keys in order, then the additive marker of a payment on the (enabled) sandbox chain.
+WEBHOOK_KEYS = ["type", "status", "asset", "dchain", "amount", "fee", "to", "txHash", "uid", "sandbox"]
 
 
 def _raw_bodies(uid):

@@ -76,6 +76,7 @@ def test_one_item_is_accepted_held_with_its_fee_and_announced(api, funded):
             "to": ADDRESSES["btc"],
             "txHash": "",
             "uid": uid,
+            "sandbox": True,  # additive: a payment on the (enabled) sandbox chain
         }
     ]
 
