@@ -118,3 +118,23 @@ def check_webhook_private_hosts(**kwargs: Any) -> list[CheckMessage]:
             id="kassa.E003",
         )
     ]
+
+
+# A delivery holds its lease for at most the per-attempt deadline plus the two short database writes
+# around it; the lease must outlast that, or another worker would send the same event while it still runs.
+LEASE_MARGIN_SECONDS = 20
+
+
+@register(TAG, deploy=True)
+def check_webhook_lease(**kwargs: Any) -> list[CheckMessage]:
+    lease, total = settings.WEBHOOK_LEASE_SECONDS, settings.WEBHOOK_TOTAL_TIMEOUT_SECONDS
+    if lease >= total + LEASE_MARGIN_SECONDS:
+        return []
+    return [
+        Error(
+            f"WEBHOOK_LEASE_SECONDS ({lease}) does not outlast a delivery attempt ({total} s deadline + "
+            f"{LEASE_MARGIN_SECONDS} s): an event could be sent twice at once.",
+            hint=f"Set WEBHOOK_LEASE_SECONDS to at least {total + LEASE_MARGIN_SECONDS}.",
+            id="kassa.E007",
+        )
+    ]

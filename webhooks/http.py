@@ -8,6 +8,9 @@ cannot reach a private address. TLS still verifies the certificate against the h
 from __future__ import annotations
 
 import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from typing import Any
 
 import requests
@@ -17,6 +20,36 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import NewConnectionError
 
 from webhooks import ssrf
+
+_opened = threading.local()  # sockets opened by this thread's current `deadline()` block
+
+
+@contextmanager
+def deadline(seconds: float) -> Iterator[threading.Event]:
+    """A hard wall-clock limit on everything inside: DNS, connect, TLS, headers and body.
+
+    Timeouts of requests/urllib3 apply per socket operation, so a receiver that drips one byte every few
+    seconds never trips them. At the deadline a watchdog shuts down every socket opened inside the block
+    (which wakes a blocked read at once); the yielded event tells the caller that it fired.
+    """
+    fired = threading.Event()
+    sockets: list[socket.socket] = []
+    _opened.sockets = sockets
+
+    def cut() -> None:
+        fired.set()
+        for sock in list(sockets):
+            with suppress(OSError):  # already closed
+                sock.shutdown(socket.SHUT_RDWR)
+
+    watchdog = threading.Timer(seconds, cut)
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        yield fired
+    finally:
+        watchdog.cancel()
+        _opened.sockets = None
 
 
 class _GuardedConnectionMixin:
@@ -34,7 +67,11 @@ class _GuardedConnectionMixin:
             # Point urllib3 at the vetted literal for this one connect; `host` (SNI, Host header) is restored.
             self._dns_host = str(sockaddr[0])
             try:
-                return super()._new_conn()  # type: ignore[misc, no-any-return]
+                sock: socket.socket = super()._new_conn()  # type: ignore[misc]
+                registry = getattr(_opened, "sockets", None)
+                if registry is not None:
+                    registry.append(sock)
+                return sock
             except NewConnectionError as exc:
                 last_error = exc
             finally:

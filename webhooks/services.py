@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
+from urllib.parse import urlsplit
 from uuid import UUID
 
 import requests
+from cryptography.fernet import InvalidToken
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Max, Q
@@ -28,7 +30,7 @@ from payments import jsonutil
 from payments.errors import InvalidState, NotFound
 from payments.models import Company
 from payments.services import company_signing_secret
-from webhooks.http import guarded_session
+from webhooks.http import deadline, guarded_session
 from webhooks.models import WebhookAttempt, WebhookEvent
 from webhooks.signing import signed_headers
 
@@ -46,6 +48,10 @@ def _user_agent() -> str:
 
 
 USER_AGENT = _user_agent()
+UNDECRYPTABLE_ERROR = (
+    "not sent: the signing secret cannot be decrypted (FIELD_ENCRYPTION_KEY differs from the key that "
+    "encrypted it)"
+)
 
 
 def _setting(name: str) -> Any:
@@ -177,7 +183,15 @@ def webhook_deliver(*, event_id: UUID | str, lease_token: UUID | str | None = No
 
     body = event.body.encode()
     # Signed now, with the company's current secret, so a rotated secret applies to retries as well.
-    headers = delivery_headers(company_signing_secret(event.company), str(event.pk), body)
+    try:
+        secret = company_signing_secret(event.company)
+    except InvalidToken:
+        # Nothing can be sent unsigned: a failed attempt, recorded and retried on the schedule like any other,
+        # so the event never sits pending with no attempt while an operator has no idea why.
+        logger.error("webhook %s: the signing secret cannot be decrypted with FIELD_ENCRYPTION_KEY", event.pk)
+        failed = PostResult(timezone.now(), 0, None, "", UNDECRYPTABLE_ERROR)
+        return _record(event.pk, token, url, {}, failed)
+    headers = delivery_headers(secret, str(event.pk), body)
     result = webhook_post(url, body, headers)
     return _record(event.pk, token, url, headers, result)
 
@@ -199,8 +213,12 @@ def webhook_post(url: str, body: bytes, headers: dict[str, str]) -> PostResult:
     total = _setting("WEBHOOK_TOTAL_TIMEOUT_SECONDS")
     status_code: int | None = None
     excerpt = error = ""
+    cut = None
+    if urlsplit(url).scheme != "https" and not settings.WEBHOOK_ALLOW_HTTP:
+        # Saved while http was allowed, or written around the API: refused at send time too.
+        return PostResult(started_at, 0, None, "", "not sent: plain http webhook URLs are refused here")
     try:
-        with guarded_session() as session:
+        with deadline(total) as cut, guarded_session() as session:
             response = session.post(
                 url,
                 data=body,
@@ -213,18 +231,24 @@ def webhook_post(url: str, body: bytes, headers: dict[str, str]) -> PostResult:
                 status_code = response.status_code
                 raw = response.raw.read(EXCERPT_BYTES, decode_content=True) or b""
                 excerpt = raw.decode("utf-8", errors="replace")
-        if 300 <= status_code < 400:
+        if cut.is_set() or time.monotonic() - t0 > total:
+            error = f"deadline exceeded: no complete answer within {total} s"
+        elif 300 <= status_code < 400:
             error = f"redirect to {response.headers.get('Location', '?')} not followed"
-        elif time.monotonic() - t0 > total:
-            error = f"answered after more than {total} s"
-    except requests.Timeout:
-        error = f"timed out (connect {_setting('WEBHOOK_CONNECT_TIMEOUT_SECONDS')} s, total {total} s)"
-    except requests.RequestException as exc:
-        error = f"{exc.__class__.__name__}: {exc}"
-    except Exception as exc:  # urllib3 read errors surface as their own types; an attempt must be recorded
-        error = f"{exc.__class__.__name__}: {exc}"
+    except Exception as exc:
+        if cut is not None and cut.is_set():
+            error = f"deadline exceeded: no complete answer within {total} s"
+        else:
+            error = _post_error(exc, total)
     duration_ms = int((time.monotonic() - t0) * 1000)
     return PostResult(started_at, duration_ms, status_code, excerpt, error[:500])
+
+
+def _post_error(exc: Exception, total: float) -> str:
+    """Any failure is an attempt's error text (urllib3 read errors surface as their own types)."""
+    if isinstance(exc, requests.Timeout):
+        return f"timed out (connect {_setting('WEBHOOK_CONNECT_TIMEOUT_SECONDS')} s, total {total} s)"
+    return f"{exc.__class__.__name__}: {exc}"
 
 
 def _retry_delay(attempt_count: int) -> float | None:
@@ -276,9 +300,7 @@ def _record(
             event.next_attempt_at = timezone.now() + timedelta(seconds=delay)
             # Short waits ride on a countdown message; long ones are found by the poller.
             if delay <= _setting("WEBHOOK_COUNTDOWN_MAX_SECONDS"):
-                transaction.on_commit(
-                    lambda: webhook_deliver.apply_async((str(event.pk),), countdown=delay + 0.5)
-                )
+                webhook_deliver.apply_async_on_commit((str(event.pk),), countdown=delay + 0.5)
     event.save(
         update_fields=[
             "lease_token",

@@ -148,6 +148,9 @@ def _parse_url(url: str) -> tuple[_Host, int]:
         raise UnsafeWebhookUrl("webHookUrl is not a valid URL") from exc
     if parts.scheme not in ("http", "https"):
         raise UnsafeWebhookUrl("webHookUrl must use http or https")
+    if parts.scheme == "http" and not settings.WEBHOOK_ALLOW_HTTP:
+        # Plain HTTP exposes every payment event to the network path, and lets it be altered in flight.
+        raise UnsafeWebhookUrl("webHookUrl must use https (plain http is refused on this deployment)")
     if not hostname:
         raise UnsafeWebhookUrl("webHookUrl must include a host")
 

@@ -247,6 +247,9 @@ SPECTACULAR_SETTINGS = {
 # --- Kassa ----------------------------------------------------------------------------------------------
 # Local receivers (127.0.0.1) are refused as webhook URLs unless this is on; `make run` turns it on.
 WEBHOOK_ALLOW_PRIVATE_HOSTS = env.bool("WEBHOOK_ALLOW_PRIVATE_HOSTS", default=False)
+# Plain http:// webhook URLs are refused (at save and again at send) unless this is on; development and the
+# tests turn it on for local receivers.
+WEBHOOK_ALLOW_HTTP = env.bool("WEBHOOK_ALLOW_HTTP", default=False)
 # Per-code overrides of the asset registry, e.g. {"btc": {"min_withdrawal": "0.001"}} (payments/assets.py).
 ASSET_OVERRIDES = json.loads(env.str("ASSET_OVERRIDES", default="{}"))
 

@@ -23,6 +23,7 @@ if not env.str("DATABASE_URL", default=""):
 # The webhook-url benchmark saves a loopback literal (http://127.0.0.1:9/hook): with this on, the SSRF guard
 # parses it and stops there, so no DNS query leaves the machine and the resolver's latency is not measured.
 WEBHOOK_ALLOW_PRIVATE_HOSTS = env.bool("WEBHOOK_ALLOW_PRIVATE_HOSTS", default=True)
+WEBHOOK_ALLOW_HTTP = env.bool("WEBHOOK_ALLOW_HTTP", default=True)  # local receivers speak plain http
 
 # wrk hammers the public invoice GET from one address: the per-client limit would turn it into 429s.
 REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {"invoice_public": "1000000000/min"}

@@ -14,5 +14,6 @@ DEBUG = env.bool("DEBUG", default=True)
 SECRET_KEY = SECRET_KEY or development_key(VAR_DIR / "secret_key", "django")
 FIELD_ENCRYPTION_KEY = FIELD_ENCRYPTION_KEY or development_key(VAR_DIR / "field_encryption_key", "fernet")
 WEBHOOK_ALLOW_PRIVATE_HOSTS = env.bool("WEBHOOK_ALLOW_PRIVATE_HOSTS", default=True)
+WEBHOOK_ALLOW_HTTP = env.bool("WEBHOOK_ALLOW_HTTP", default=True)  # local receivers speak plain http
 SANDBOX_ENABLED = env.bool("SANDBOX_ENABLED", default=True)
 DEMO_MERCHANT_ALLOWED = True

@@ -18,6 +18,7 @@ STORAGES = {
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 WEBHOOK_ALLOW_PRIVATE_HOSTS = False
+WEBHOOK_ALLOW_HTTP = True  # local test receivers; production refuses http:// (tests/test_hostile_input.py)
 # Messages sent by code under test stay in this process; tests that need a real broker start real workers
 # (tests/test_webhook_reliability.py) with the deployment's settings.
 CELERY_BROKER_URL = "memory://"

@@ -1,0 +1,154 @@
+"""Receivers that misbehave on purpose: a drip-feeding one, and a secret the worker cannot decrypt."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Iterator
+
+import pytest
+from cryptography.fernet import Fernet
+from django.utils import timezone
+
+from payments.services import company_set_webhook_url
+from webhooks.models import WebhookAttempt, WebhookEvent
+from webhooks.payloads import invoice_body
+from webhooks.services import webhook_deliver, webhook_publish
+
+pytestmark = pytest.mark.django_db
+
+
+class DripServer:
+    """Accepts connections, reads the request, then answers one byte every `interval` seconds."""
+
+    def __init__(self, interval: float) -> None:
+        self.interval = interval
+        self.stop = threading.Event()
+        self.connections = 0
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(8)
+        self.port = self.listener.getsockname()[1]
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+
+    def _serve(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            self.connections += 1
+            with conn:
+                conn.recv(65536)
+                for byte in b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok":
+                    if self.stop.wait(self.interval):
+                        return
+                    try:
+                        conn.sendall(bytes([byte]))
+                    except OSError:
+                        break  # the client cut the connection: the deadline worked
+
+    def __enter__(self) -> DripServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.listener.close()
+        self.thread.join(5)
+
+
+@pytest.fixture
+def drip(merchant, settings) -> Iterator[DripServer]:
+    settings.WEBHOOK_ALLOW_PRIVATE_HOSTS = True
+    settings.WEBHOOK_TOTAL_TIMEOUT_SECONDS = 1  # the real deadline is 10 s; the mechanism is the same
+    settings.WEBHOOK_CONNECT_TIMEOUT_SECONDS = 1
+    with DripServer(interval=0.25) as server:
+        company_set_webhook_url(company_id=merchant.company.pk, url=f"http://127.0.0.1:{server.port}/hook")
+        merchant.company.refresh_from_db()
+        yield server
+
+
+def _publish(company) -> WebhookEvent:
+    return webhook_publish(
+        company=company,
+        family="invoice",
+        object_id="inv-1",
+        body=invoice_body(invoice_id="inv-1", status="created"),
+    )
+
+
+def test_drip_feeding_receiver_is_cut_at_deadline_and_backs_off(merchant, drip):
+    event = _publish(merchant.company)
+
+    attempt = webhook_deliver(event_id=event.pk)
+
+    # Every byte came within the per-read timeout, yet the whole answer took longer than the deadline.
+    assert attempt is not None and not attempt.succeeded
+    assert "deadline exceeded" in attempt.error
+    event.refresh_from_db()
+    assert event.status == WebhookEvent.Status.PENDING
+    assert event.attempt_count == 1
+    assert event.lease_token is None  # released: no second copy runs beside it
+    assert event.next_attempt_at > timezone.now()  # backing off per the schedule, not re-sent at once
+    assert WebhookAttempt.objects.filter(event=event).count() == 1
+
+
+def test_lease_outlasts_delivery_deadline(settings):
+    from django.core.checks import run_checks
+
+    settings.WEBHOOK_LEASE_SECONDS = settings.WEBHOOK_TOTAL_TIMEOUT_SECONDS + 5
+
+    too_short = [message.id for message in run_checks(tags=["kassa_deploy"], include_deployment_checks=True)]
+    settings.WEBHOOK_LEASE_SECONDS = 60
+    long_enough = [
+        message.id for message in run_checks(tags=["kassa_deploy"], include_deployment_checks=True)
+    ]
+
+    assert "kassa.E007" in too_short
+    assert "kassa.E007" not in long_enough
+
+
+def test_undecryptable_secret_records_failed_attempt(merchant, settings, caplog):
+    settings.WEBHOOK_ALLOW_PRIVATE_HOSTS = True
+    company_set_webhook_url(company_id=merchant.company.pk, url="http://127.0.0.1:9/hook")
+    merchant.company.refresh_from_db()
+    event = _publish(merchant.company)
+    # A worker started with another key than the one that encrypted the secrets.
+    settings.FIELD_ENCRYPTION_KEY = Fernet.generate_key().decode()
+
+    attempt = webhook_deliver(event_id=event.pk)
+
+    assert attempt is not None and not attempt.succeeded
+    assert "cannot be decrypted" in attempt.error
+    event.refresh_from_db()
+    assert event.attempt_count == 1 and event.next_attempt_at is not None
+    assert any("cannot be decrypted" in record.getMessage() for record in caplog.records)
+
+
+def test_http_webhook_url_refused_in_production(api, merchant, settings):
+    settings.WEBHOOK_ALLOW_HTTP = False  # the production default
+
+    plain = api.put(
+        "/api/company/settings/webhook-url", {"webHookUrl": "http://93.184.215.14/hook"}, format="json"
+    )
+    secure = api.put(
+        "/api/company/settings/webhook-url", {"webHookUrl": "https://93.184.215.14/hook"}, format="json"
+    )
+
+    assert plain.status_code == 400
+    assert "https" in plain.json()["detail"]
+    assert secure.status_code == 200
+
+
+def test_http_url_saved_earlier_is_not_sent_in_production(merchant, settings):
+    settings.WEBHOOK_ALLOW_PRIVATE_HOSTS = True
+    company_set_webhook_url(company_id=merchant.company.pk, url="http://127.0.0.1:9/hook")
+    merchant.company.refresh_from_db()
+    event = _publish(merchant.company)
+    settings.WEBHOOK_ALLOW_HTTP = False
+
+    attempt = webhook_deliver(event_id=event.pk)
+
+    assert attempt is not None and not attempt.succeeded
+    assert "plain http" in attempt.error
