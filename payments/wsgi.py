@@ -1,4 +1,4 @@
-"""Guards that must run before Django builds the request from the WSGI environ."""
+"""Guards that must run before Django builds the request from the WSGI environ or the ASGI scope."""
 
 from __future__ import annotations
 
@@ -38,9 +38,32 @@ def neutralize_charset(environ: dict[str, Any]) -> None:
     environ["CONTENT_TYPE"] = f"{media_type}; charset={REFUSED_CHARSET}"
 
 
+def _safe_content_type(content_type: str) -> str:
+    environ = {"CONTENT_TYPE": content_type}
+    neutralize_charset(environ)
+    return environ["CONTENT_TYPE"]
+
+
 def charset_guard(app: WSGIApp) -> WSGIApp:
     def guarded(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         neutralize_charset(environ)
         return app(environ, start_response)
+
+    return guarded
+
+
+def asgi_charset_guard(app: Any) -> Any:
+    """The same for ASGI: the query string is text there, but a form body would be decoded with "bz2"."""
+
+    async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> Any:
+        if scope.get("type") == "http":
+            headers = [
+                (name, _safe_content_type(value.decode("latin-1")).encode("latin-1"))
+                if name.lower() == b"content-type"
+                else (name, value)
+                for name, value in scope.get("headers", [])
+            ]
+            scope = {**scope, "headers": headers}
+        return await app(scope, receive, send)
 
     return guarded

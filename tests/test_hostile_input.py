@@ -324,3 +324,26 @@ def test_post_to_the_openapi_document_is_405_problem_json(anon):
     response = Client().post("/api/schema/", b"{}", content_type="application/json")
 
     assert _problem(response, 405)["code"] == "method_not_allowed"
+
+
+def test_asgi_guard_replaces_a_bytes_codec_charset_and_keeps_utf8():
+    import asyncio
+
+    from payments.wsgi import REFUSED_CHARSET, asgi_charset_guard
+
+    seen: list[list[tuple[bytes, bytes]]] = []
+
+    async def app(scope, receive, send):
+        seen.append(scope["headers"])
+
+    guarded = asgi_charset_guard(app)
+    form, json_utf8 = b"application/x-www-form-urlencoded; charset=bz2", b"application/json; charset=utf-8"
+    for content_type in (form, json_utf8):
+        scope = {"type": "http", "headers": [(b"content-type", content_type), (b"x-other", b"charset=bz2")]}
+        asyncio.run(guarded(scope, None, None))
+
+    assert seen[0] == [
+        (b"content-type", f"application/x-www-form-urlencoded; charset={REFUSED_CHARSET}".encode()),
+        (b"x-other", b"charset=bz2"),
+    ]
+    assert seen[1][0] == (b"content-type", b"application/json; charset=utf-8")

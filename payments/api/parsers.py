@@ -17,6 +17,7 @@ from rest_framework.parsers import JSONParser
 
 from payments import jsonutil
 from payments.errors import PayloadTooLarge
+from payments.wsgi import REFUSED_CHARSET
 
 
 def is_utf8(encoding: str) -> bool:
@@ -35,9 +36,9 @@ class DecimalJSONParser(JSONParser):
         _, params = parse_header_parameters(media_type or "")
         encoding = params.get("charset", "utf-8")
         if not is_utf8(encoding):
-            raise UnsupportedMediaType(
-                media_type or "", detail=f"Only UTF-8 JSON is accepted, not charset={encoding[:40]}."
-            )
+            # REFUSED_CHARSET stands for a bytes codec the server's entry point took out (payments/wsgi.py).
+            named = "" if encoding == REFUSED_CHARSET else f", not charset={encoding[:40]}"
+            raise UnsupportedMediaType(media_type or "", detail=f"Only UTF-8 JSON is accepted{named}.")
         declared = request.META.get("CONTENT_LENGTH") if request is not None else None
         if declared and declared.isdigit() and int(declared) > limit:
             raise PayloadTooLarge()
