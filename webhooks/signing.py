@@ -9,7 +9,8 @@ import base64
 import binascii
 import hashlib
 import hmac
-from collections.abc import Mapping
+import time
+from collections.abc import Mapping, Sequence
 
 from payments.services import SECRET_PREFIX
 
@@ -45,17 +46,41 @@ def signed_headers(secret: str, webhook_id: str, timestamp: int, body: bytes) ->
     }
 
 
-def verify(secret: str, body: bytes, headers: Mapping[str, str]) -> bool:
-    """True when the `signature` header matches; when Standard Webhooks headers exist they must match too."""
+# How far `webhook-timestamp` may be from the receiver's clock, either way, before a request counts as a
+# replay (the Standard Webhooks recommendation).
+DEFAULT_TOLERANCE_SECONDS = 300
+
+
+def verify(
+    secret: str | Sequence[str],
+    body: bytes,
+    headers: Mapping[str, str],
+    *,
+    tolerance: int = DEFAULT_TOLERANCE_SECONDS,
+    now: float | None = None,
+) -> bool:
+    """Standard Webhooks verification, the recommended way; `secret` may list several (during a rotation).
+
+    All three `webhook-*` headers are required (a request stripped of them fails), the timestamp must be
+    within `tolerance` seconds of now (an old request replayed fails), and one of the space-separated `v1,`
+    signatures must match one of the secrets. The documented `signature` header covers the body only, so
+    it cannot stop a replay: when present it must match as well, never instead.
+    """
+    secrets = [secret] if isinstance(secret, str) else list(secret)
     lowered = {key.lower(): value for key, value in headers.items()}
-    if not hmac.compare_digest(lowered.get("signature", ""), signature(secret, body)):
+    webhook_id = lowered.get("webhook-id", "")
+    offered = lowered.get("webhook-signature", "").split()
+    try:
+        timestamp = int(lowered.get("webhook-timestamp", ""))
+    except ValueError:
         return False
-    if "webhook-signature" in lowered:
-        try:
-            timestamp = int(lowered.get("webhook-timestamp", ""))
-        except ValueError:
-            return False
-        expected = standard_signature(secret, lowered.get("webhook-id", ""), timestamp, body)
-        offered = lowered["webhook-signature"].split()
-        return any(hmac.compare_digest(candidate, expected) for candidate in offered)
+    if not webhook_id or not offered or not secrets:
+        return False
+    if abs((time.time() if now is None else now) - timestamp) > tolerance:
+        return False
+    expected = [standard_signature(key, webhook_id, timestamp, body) for key in secrets]
+    if not any(hmac.compare_digest(given, want) for given in offered for want in expected):
+        return False
+    if "signature" in lowered:
+        return any(hmac.compare_digest(lowered["signature"], signature(key, body)) for key in secrets)
     return True
