@@ -10,6 +10,7 @@ from decimal import Decimal
 
 import pytest
 from django.test import Client
+from django.urls import path
 
 from invoices.models import Invoice
 from payments.models import LedgerEntry, SandboxTransaction
@@ -347,3 +348,21 @@ def test_asgi_guard_replaces_a_bytes_codec_charset_and_keeps_utf8():
         (b"x-other", b"charset=bz2"),
     ]
     assert seen[1][0] == (b"content-type", b"application/json; charset=utf-8")
+
+
+def _plain_django_view_that_fails(request):
+    raise RuntimeError("bug outside DRF")
+
+
+# Used only by the test below (pytest.mark.urls): a plain Django view under /api/, outside DRF's handler.
+urlpatterns = [path("api/plain-boom", _plain_django_view_that_fails)]
+handler500 = "payments.views.server_error"
+
+
+@pytest.mark.urls("tests.test_hostile_input")
+def test_a_plain_django_500_under_api_is_problem_json():
+    client = Client(raise_request_exception=False)
+
+    response = client.get("/api/plain-boom")
+
+    assert _problem(response, 500)["code"] == "internal_error"
