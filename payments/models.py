@@ -27,6 +27,9 @@ class Company(models.Model):
     token_prefix = models.CharField(max_length=16)
     token_rotated_at = models.DateTimeField()
     signing_secret_encrypted = models.TextField()
+    # After a rotation the previous secret keeps signing beside the new one until then (webhooks.signing).
+    previous_signing_secret_encrypted = models.TextField(blank=True)
+    previous_signing_secret_until = models.DateTimeField(null=True, blank=True)
     webhook_url = models.CharField(max_length=2048, blank=True)
     redirect_url = models.CharField(max_length=2048, blank=True)
     allowed_assets = models.JSONField(default=_all_base_assets)

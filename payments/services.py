@@ -7,8 +7,10 @@ import hashlib
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from uuid import UUID
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
@@ -96,17 +98,45 @@ def company_rotate_token(*, company_id: UUID | str) -> str:
     return token
 
 
+def _replace_signing_secret(company: Company, secret: str, overlap: timedelta | None) -> None:
+    """The new secret signs from now on; the old one signs beside it for `overlap` (default: the
+    WEBHOOK_SECRET_OVERLAP_HOURS setting), so receivers can switch without rejecting a webhook."""
+    overlap = timedelta(hours=settings.WEBHOOK_SECRET_OVERLAP_HOURS) if overlap is None else overlap
+    if overlap > timedelta(0):
+        company.previous_signing_secret_encrypted = company.signing_secret_encrypted
+        company.previous_signing_secret_until = timezone.now() + overlap
+    else:
+        company.previous_signing_secret_encrypted = ""
+        company.previous_signing_secret_until = None
+    company.signing_secret_encrypted = keys.encrypt(secret)
+    company.save(
+        update_fields=[
+            "signing_secret_encrypted",
+            "previous_signing_secret_encrypted",
+            "previous_signing_secret_until",
+            "updated_at",
+        ]
+    )
+
+
 @transaction.atomic
-def company_rotate_signing_secret(*, company_id: UUID | str) -> str:
+def company_rotate_signing_secret(*, company_id: UUID | str, overlap: timedelta | None = None) -> str:
     company = Company.objects.select_for_update().get(pk=company_id)
     secret = _new_signing_secret()
-    company.signing_secret_encrypted = keys.encrypt(secret)
-    company.save(update_fields=["signing_secret_encrypted", "updated_at"])
+    _replace_signing_secret(company, secret, overlap)
     return secret
 
 
 def company_signing_secret(company: Company) -> str:
     return keys.decrypt(company.signing_secret_encrypted)
+
+
+def company_previous_signing_secret(company: Company) -> str | None:
+    """The secret before the last rotation while its overlap lasts, else None."""
+    until = company.previous_signing_secret_until
+    if not company.previous_signing_secret_encrypted or until is None or until <= timezone.now():
+        return None
+    return keys.decrypt(company.previous_signing_secret_encrypted)
 
 
 @transaction.atomic
@@ -158,8 +188,7 @@ def company_set_signing_secret(*, company_id: UUID | str, secret: str) -> Compan
     if errors:
         raise ValidationFailed(errors)
     company = Company.objects.select_for_update().get(pk=company_id)
-    company.signing_secret_encrypted = keys.encrypt(secret)
-    company.save(update_fields=["signing_secret_encrypted", "updated_at"])
+    _replace_signing_secret(company, secret, None)
     return company
 
 

@@ -29,7 +29,7 @@ from django.utils import timezone
 from payments import jsonutil
 from payments.errors import InvalidState, NotFound
 from payments.models import Company
-from payments.services import company_signing_secret
+from payments.services import company_previous_signing_secret, company_signing_secret
 from webhooks.http import deadline, guarded_session
 from webhooks.models import WebhookAttempt, WebhookEvent
 from webhooks.signing import signed_headers
@@ -185,23 +185,26 @@ def webhook_deliver(*, event_id: UUID | str, lease_token: UUID | str | None = No
     # Signed now, with the company's current secret, so a rotated secret applies to retries as well.
     try:
         secret = company_signing_secret(event.company)
+        previous = company_previous_signing_secret(event.company)
     except InvalidToken:
         # Nothing can be sent unsigned: a failed attempt, recorded and retried on the schedule like any other,
         # so the event never sits pending with no attempt while an operator has no idea why.
         logger.error("webhook %s: the signing secret cannot be decrypted with FIELD_ENCRYPTION_KEY", event.pk)
         failed = PostResult(timezone.now(), 0, None, "", UNDECRYPTABLE_ERROR)
         return _record(event.pk, token, url, {}, failed)
-    headers = delivery_headers(secret, str(event.pk), body)
+    headers = delivery_headers(secret, str(event.pk), body, previous=previous)
     result = webhook_post(url, body, headers)
     return _record(event.pk, token, url, headers, result)
 
 
-def delivery_headers(secret: str, webhook_id: str, body: bytes) -> dict[str, str]:
-    """Every header a webhook POST carries, signed at this moment."""
+def delivery_headers(
+    secret: str, webhook_id: str, body: bytes, *, previous: str | None = None
+) -> dict[str, str]:
+    """Every header a webhook POST carries, signed at this moment (by both secrets during an overlap)."""
     return {
         "Content-Type": "application/json",
         "User-Agent": USER_AGENT,
-        **signed_headers(secret, webhook_id, int(time.time()), body),
+        **signed_headers(secret, webhook_id, int(time.time()), body, previous=previous),
     }
 
 

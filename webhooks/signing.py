@@ -37,13 +37,22 @@ def standard_signature(secret: str, webhook_id: str, timestamp: int, body: bytes
     return "v1," + base64.b64encode(digest).decode()
 
 
-def signed_headers(secret: str, webhook_id: str, timestamp: int, body: bytes) -> dict[str, str]:
-    return {
+def signed_headers(
+    secret: str, webhook_id: str, timestamp: int, body: bytes, *, previous: str | None = None
+) -> dict[str, str]:
+    """Signed with `secret`; during a rotation's overlap also with `previous`: a second `v1,` signature in
+    `webhook-signature`, and the old `signature` value in `signature-previous`, so a receiver that still
+    holds the old secret keeps verifying until it switches."""
+    headers = {
         "signature": signature(secret, body),
         "webhook-id": webhook_id,
         "webhook-timestamp": str(timestamp),
         "webhook-signature": standard_signature(secret, webhook_id, timestamp, body),
     }
+    if previous is not None:
+        headers["webhook-signature"] += " " + standard_signature(previous, webhook_id, timestamp, body)
+        headers["signature-previous"] = signature(previous, body)
+    return headers
 
 
 # How far `webhook-timestamp` may be from the receiver's clock, either way, before a request counts as a

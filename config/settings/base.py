@@ -250,6 +250,8 @@ WEBHOOK_ALLOW_PRIVATE_HOSTS = env.bool("WEBHOOK_ALLOW_PRIVATE_HOSTS", default=Fa
 # Plain http:// webhook URLs are refused (at save and again at send) unless this is on; development and the
 # tests turn it on for local receivers.
 WEBHOOK_ALLOW_HTTP = env.bool("WEBHOOK_ALLOW_HTTP", default=False)
+# After a signing secret is rotated (or set), the previous one keeps signing beside it this long.
+WEBHOOK_SECRET_OVERLAP_HOURS = env.int("WEBHOOK_SECRET_OVERLAP_HOURS", default=24)
 # Per-code overrides of the asset registry, e.g. {"btc": {"min_withdrawal": "0.001"}} (payments/assets.py).
 ASSET_OVERRIDES = json.loads(env.str("ASSET_OVERRIDES", default="{}"))
 

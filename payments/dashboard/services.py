@@ -15,7 +15,7 @@ from django.utils import timezone
 from payments import jsonutil
 from payments.errors import InvalidState
 from payments.models import Company
-from payments.services import company_signing_secret
+from payments.services import company_previous_signing_secret, company_signing_secret
 from payments.wire import iso_utc
 from webhooks.services import delivery_headers, webhook_post
 
@@ -49,9 +49,13 @@ def webhook_send_test(*, company: Company) -> TestDelivery:
             "createdAt": iso_utc(timezone.now()),
         }
     )
-    result = webhook_post(
-        url, body.encode(), delivery_headers(company_signing_secret(company), webhook_id, body.encode())
+    headers = delivery_headers(
+        company_signing_secret(company),
+        webhook_id,
+        body.encode(),
+        previous=company_previous_signing_secret(company),
     )
+    result = webhook_post(url, body.encode(), headers)
     return TestDelivery(
         url=url,
         body=body,

@@ -5,12 +5,19 @@ from __future__ import annotations
 import socket
 import threading
 from collections.abc import Iterator
+from datetime import timedelta
+from io import StringIO
 
 import pytest
 from cryptography.fernet import Fernet
 from django.utils import timezone
 
-from payments.services import company_set_webhook_url
+from payments.models import Company
+from payments.services import (
+    company_previous_signing_secret,
+    company_rotate_signing_secret,
+    company_set_webhook_url,
+)
 from webhooks.models import WebhookAttempt, WebhookEvent
 from webhooks.payloads import invoice_body
 from webhooks.services import webhook_deliver, webhook_publish
@@ -152,3 +159,61 @@ def test_http_url_saved_earlier_is_not_sent_in_production(merchant, settings):
 
     assert attempt is not None and not attempt.succeeded
     assert "plain http" in attempt.error
+
+
+def test_both_secrets_sign_during_rotation_overlap(merchant, settings):
+    from webhooks.receiver import WebhookReceiver
+    from webhooks.signing import signature, verify
+
+    settings.WEBHOOK_ALLOW_PRIVATE_HOSTS = True
+    old = merchant.signing_secret
+    with WebhookReceiver() as receiver:
+        company_set_webhook_url(company_id=merchant.company.pk, url=receiver.url)
+        new = company_rotate_signing_secret(company_id=merchant.company.pk, overlap=timedelta(hours=24))
+        merchant.company.refresh_from_db()
+        event = _publish(merchant.company)
+
+        webhook_deliver(event_id=event.pk)
+
+    (got,) = receiver.received
+    assert len(got.headers["webhook-signature"].split()) == 2
+    assert verify(old, got.body, got.headers | {"signature": got.headers["signature-previous"]})
+    assert verify(new, got.body, got.headers)
+    assert got.headers["signature"] == signature(new, got.body)
+    assert got.headers["signature-previous"] == signature(old, got.body)
+
+
+def test_old_secret_stops_signing_after_overlap(merchant, settings):
+    from webhooks.receiver import WebhookReceiver
+    from webhooks.signing import verify
+
+    settings.WEBHOOK_ALLOW_PRIVATE_HOSTS = True
+    old = merchant.signing_secret
+    with WebhookReceiver() as receiver:
+        company_set_webhook_url(company_id=merchant.company.pk, url=receiver.url)
+        new = company_rotate_signing_secret(company_id=merchant.company.pk, overlap=timedelta(hours=24))
+        Company.objects.filter(pk=merchant.company.pk).update(
+            previous_signing_secret_until=timezone.now() - timedelta(seconds=1)
+        )
+        merchant.company.refresh_from_db()
+        event = _publish(merchant.company)
+
+        webhook_deliver(event_id=event.pk)
+
+    (got,) = receiver.received
+    assert len(got.headers["webhook-signature"].split()) == 1
+    assert "signature-previous" not in got.headers
+    assert verify(new, got.body, got.headers)
+    assert not verify(old, got.body, {k: v for k, v in got.headers.items() if k != "signature"})
+
+
+def test_rotate_command_with_zero_overlap_drops_the_old_secret_at_once(merchant):
+    from django.core.management import call_command
+
+    call_command(
+        "rotate_signing_secret", "--email", "owner@acme.test", "--overlap-hours", "0", stdout=StringIO()
+    )
+
+    merchant.company.refresh_from_db()
+    assert merchant.company.previous_signing_secret_until is None
+    assert company_previous_signing_secret(merchant.company) is None
