@@ -366,3 +366,43 @@ def test_a_plain_django_500_under_api_is_problem_json():
     response = client.get("/api/plain-boom")
 
     assert _problem(response, 500)["code"] == "internal_error"
+
+
+@pytest.mark.parametrize("digits", [FULLWIDTH_TEN, ARABIC_TEN, "1_0", " 10"])
+@pytest.mark.parametrize(
+    "url, body",
+    [
+        (
+            "/dashboard/invoices/new/",
+            {"invoice_currency": "usd", "fee_payer": "buyer", "item_name": ["A"], "item_price": ["{}"]},
+        ),
+        ("/dashboard/settings/payments/underpayment/", {"static_btc": "{}", "percentage_btc": "0"}),
+        (
+            "/dashboard/withdrawals/rules/",
+            {"enabled_btc": "on", "amount_btc": "{}", "address_btc": ADDRESSES["btc"], "tag_btc": ""},
+        ),
+        (
+            "/dashboard/sandbox/deposit/",
+            {"address": ADDRESSES["btc"], "asset": "btc", "amount": "{}", "tag": "", "outcome": "confirm"},
+        ),
+    ],
+)
+def test_fullwidth_digits_refused_in_dashboard_form(merchant, url, body, digits):
+    from invoices.models import UnderpaymentLimit
+    from withdrawals.models import AutoWithdrawalRule
+
+    client = Client()
+    client.force_login(merchant.company.owner)
+    filled = {
+        key: [v.replace("{}", digits) for v in value]
+        if isinstance(value, list)
+        else value.replace("{}", digits)
+        for key, value in body.items()
+    }
+
+    response = client.post(url, filled)
+
+    assert response.status_code in (200, 400)
+    assert "ASCII digits" in response.content.decode()
+    assert Invoice.objects.count() == 0 and SandboxTransaction.objects.count() == 0
+    assert not UnderpaymentLimit.objects.exists() and not AutoWithdrawalRule.objects.exists()
