@@ -164,13 +164,25 @@ def _earlier_first_attempt_pending(event_id: UUID | str) -> bool:
     ).exists()
 
 
-def webhook_deliver(*, event_id: UUID | str, lease_token: UUID | str | None = None) -> WebhookAttempt | None:
+# A later event of an object waits for the earlier one's first attempt: 1, 2, 4 ... s, then every this
+# many seconds. Backing off, so an earlier event whose message was lost (it waits for the poller) never
+# makes the later ones spin.
+ORDER_WAIT_MAX_SECONDS = 30
+
+
+def webhook_deliver(
+    *, event_id: UUID | str, lease_token: UUID | str | None = None, waited: int = 0
+) -> WebhookAttempt | None:
     """One delivery attempt if the event is due; None when there was nothing to do (a duplicate message)
-    or when it must wait for an earlier event of its object (then it is sent again shortly)."""
+    or when it must wait for an earlier event of its object (then it is sent again, backing off)."""
     from webhooks.tasks import webhook_deliver as deliver_task
 
     if _earlier_first_attempt_pending(event_id):
-        deliver_task.apply_async((str(event_id), str(lease_token) if lease_token else None), countdown=1)
+        countdown = min(2**waited, ORDER_WAIT_MAX_SECONDS)
+        deliver_task.apply_async(
+            (str(event_id), str(lease_token) if lease_token else None, min(waited + 1, 16)),
+            countdown=countdown,
+        )
         return None
     token = _claim(event_id, UUID(str(lease_token)) if lease_token else None)
     if token is None:

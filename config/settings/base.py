@@ -272,7 +272,9 @@ WEBHOOK_RETRY_JITTER = 0.1
 WEBHOOK_COUNTDOWN_MAX_SECONDS = 900
 # A claimed delivery may take connect + total timeouts; past this lease the poller takes the event back.
 WEBHOOK_LEASE_SECONDS = env.int("WEBHOOK_LEASE_SECONDS", default=60)
-WEBHOOK_ENQUEUE_LEASE_SECONDS = env.int("WEBHOOK_ENQUEUE_LEASE_SECONDS", default=300)
+# An event the poller enqueued is reserved this long for that message; if the message is lost, the next
+# poll after it takes the event again (a late duplicate message finds the lease gone and does nothing).
+WEBHOOK_ENQUEUE_LEASE_SECONDS = env.int("WEBHOOK_ENQUEUE_LEASE_SECONDS", default=60)
 WEBHOOK_POLL_SECONDS = env.float("WEBHOOK_POLL_SECONDS", default=10)
 WEBHOOK_POLL_GRACE_SECONDS = env.float("WEBHOOK_POLL_GRACE_SECONDS", default=15)
 WEBHOOK_POLL_BATCH = 200

@@ -370,11 +370,36 @@ def test_events_of_one_object_go_out_in_order(merchant, receiver, monkeypatch):
     late = webhook_deliver(event_id=pending.pk)
 
     assert early is None
-    assert resent == [(str(pending.pk), None)]
+    assert resent == [(str(pending.pk), None, 1)]
     assert unrelated.succeeded
     assert late.succeeded
     statuses = [json.loads(r.body)["status"] for r in receiver.received if b'"same"' in r.body]
     assert statuses == ["created", "pending"]
+
+
+def test_lost_message_after_claim_does_not_spin_later_events(merchant, receiver, monkeypatch, settings):
+    requeued = []
+    from webhooks import tasks
+
+    monkeypatch.setattr(
+        tasks.webhook_deliver, "apply_async", lambda args, countdown: requeued.append((args[2], countdown))
+    )
+    first = _publish(merchant.company, status="created", invoice_id="same")
+    later = _publish(merchant.company, status="pending", invoice_id="same")
+    _make_due(first)
+    # The poller reserves the first event for its message, and that message is lost.
+    monkeypatch.setattr(tasks.webhook_deliver, "delay_on_commit", lambda *args: None)
+    services.webhook_poll_due()
+
+    # The later event's own message, and each re-send of it while the first still waits for the poller.
+    waited = 0
+    for _ in range(8):
+        webhook_deliver(event_id=later.pk, waited=waited)
+        waited = requeued[-1][0]
+
+    countdowns = [countdown for _, countdown in requeued]
+    assert countdowns == [1, 2, 4, 8, 16, 30, 30, 30]  # backing off, never once a second
+    assert settings.WEBHOOK_ENQUEUE_LEASE_SECONDS <= 60  # the lost message is given up on within a minute
 
 
 def test_a_failing_earlier_event_does_not_hold_back_the_next(merchant, receiver):
