@@ -7,6 +7,7 @@ cannot reach a private address. TLS still verifies the certificate against the h
 
 from __future__ import annotations
 
+import logging
 import socket
 import threading
 from collections.abc import Iterator
@@ -20,6 +21,8 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import NewConnectionError
 
 from webhooks import ssrf
+
+logger = logging.getLogger(__name__)
 
 _opened = threading.local()  # sockets opened by this thread's current `deadline()` block
 
@@ -61,6 +64,7 @@ class _GuardedConnectionMixin:
         try:
             vetted = ssrf.resolve_public_addresses(host.rstrip("."), self.port)
         except ssrf.UnsafeWebhookUrl as exc:
+            logger.warning("webhook connection to %s:%s refused by the SSRF guard: %s", host, self.port, exc)
             raise NewConnectionError(self, f"refused by the SSRF guard: {exc}") from exc  # type: ignore[arg-type]
         last_error: Exception | None = None
         for _family, _type, _proto, _name, sockaddr in vetted:

@@ -217,3 +217,62 @@ def test_rotate_command_with_zero_overlap_drops_the_old_secret_at_once(merchant)
     merchant.company.refresh_from_db()
     assert merchant.company.previous_signing_secret_until is None
     assert company_previous_signing_secret(merchant.company) is None
+
+
+class ListeningServer:
+    """A loopback listener that counts every connection it accepts (and answers none)."""
+
+    def __init__(self) -> None:
+        self.connections = 0
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(8)
+        self.listener.settimeout(0.1)
+        self.port = self.listener.getsockname()[1]
+
+    def accept_pending(self) -> int:
+        """Connections that reached the listener so far (the backlog is drained without waiting)."""
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except (TimeoutError, OSError):
+                return self.connections
+            conn.close()
+            self.connections += 1
+
+
+def test_worker_refuses_loopback_address_resolved_after_save(merchant, settings, monkeypatch, caplog):
+    from webhooks import ssrf
+
+    settings.WEBHOOK_ALLOW_PRIVATE_HOSTS = False  # the production default
+    server = ListeningServer()
+    answers: dict[str, str] = {}
+
+    def resolver(host, port, family=0, type=0, proto=0, flags=0):
+        if host not in answers:
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return [(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (answers[host], port))]
+
+    monkeypatch.setattr(ssrf, "_getaddrinfo", resolver)
+    try:
+        # The name does not resolve when the merchant saves it, so the save-time check lets it through...
+        company_set_webhook_url(
+            company_id=merchant.company.pk, url=f"http://hooks.rebind.example:{server.port}/hook"
+        )
+        merchant.company.refresh_from_db()
+        event = _publish(merchant.company)
+        # ...and later it answers with the loopback address, where the receiver listens.
+        answers["hooks.rebind.example"] = "127.0.0.1"
+
+        with caplog.at_level("WARNING", logger="webhooks.http"):
+            attempt = webhook_deliver(event_id=event.pk)
+
+        assert attempt is not None and not attempt.succeeded
+        assert attempt.status_code is None
+        assert "refused by the SSRF guard" in attempt.error and "127.0.0.1" in attempt.error
+        assert any("refused by the SSRF guard" in record.getMessage() for record in caplog.records)
+        event.refresh_from_db()
+        assert event.status == WebhookEvent.Status.PENDING and event.attempt_count == 1
+        assert server.accept_pending() == 0  # the loopback receiver never saw a connection
+    finally:
+        server.listener.close()
