@@ -183,7 +183,10 @@ def test_anonymous_client_cannot_pay_through_simulator_in_production_config(prod
     client.post(f"/{invoice['id']}", {"email": "client@example.com", "asset": "ltc"})
     assert Invoice.objects.get(pk=invoice["id"]).status == Invoice.Status.PENDING
 
+    # As a script would send it (no CSRF token) and as the page would (CSRF checks off): 404 both ways.
+    anonymous = Client(enforce_csrf_checks=True)
     for action in ("pay-exact", "pay-more", "mine"):
+        assert anonymous.post(f"/{invoice['id']}/sandbox/{action}").status_code == 404
         assert client.post(f"/{invoice['id']}/sandbox/{action}").status_code == 404
 
     assert Invoice.objects.get(pk=invoice["id"]).status == Invoice.Status.PENDING
