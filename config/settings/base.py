@@ -238,6 +238,10 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     # Several resources have a `status` with their own choices: name each enum after its model.
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "payments.schema.add_problem_responses",
+    ],
     "ENUM_NAME_OVERRIDES": {
         "InvoiceStatusEnum": "invoices.models.Invoice.Status",
         "WebhookEventStatusEnum": "webhooks.models.WebhookEvent.Status",

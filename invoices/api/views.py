@@ -20,7 +20,7 @@ from invoices.api.serializers import (
 from invoices.services import ItemInput
 from payments.addresses import InvalidAddress, validate_address
 from payments.api.fields import StrictCharField
-from payments.api.pagination import KassaPagination
+from payments.api.pagination import PAGE_PARAMETERS, KassaPagination
 from payments.auth import SANDBOX_API_PERMISSIONS, ApiCredential, current_company
 from payments.errors import FieldError, ValidationFailed
 
@@ -53,7 +53,7 @@ class InvoiceCreateApi(APIView):
 
     @extend_schema(
         operation_id="invoices_v1_regular_list",
-        parameters=[InvoiceListFilterSerializer],
+        parameters=[InvoiceListFilterSerializer, *PAGE_PARAMETERS],
         responses={200: dict},
     )
     def get(self, request: Request) -> Response:

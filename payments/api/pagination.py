@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter
+from rest_framework import serializers
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 
@@ -27,6 +30,27 @@ def _whole_number(request: Request, name: str, *, default: int, low: int, high: 
     if high is not None and value > high:
         raise ValidationFailed([FieldError(name, "invalid", f"must be at most {high}")])
     return value
+
+
+# For APIViews that paginate by hand (drf-spectacular documents pagination only on generic list views).
+PAGE_PARAMETERS = [
+    OpenApiParameter("limit", OpenApiTypes.INT, description=f"Page size, 1 to {MAX_LIMIT} (default 50)."),
+    OpenApiParameter("offset", OpenApiTypes.INT, description=f"Items to skip, 0 to {MAX_OFFSET}."),
+]
+
+
+def page_serializer(name: str, item: type[serializers.Serializer]) -> type[serializers.Serializer]:
+    """The schema of a page of `item`s: count, next, previous, results."""
+    return type(
+        name,
+        (serializers.Serializer,),
+        {
+            "count": serializers.IntegerField(),
+            "next": serializers.URLField(allow_null=True),
+            "previous": serializers.URLField(allow_null=True),
+            "results": item(many=True),
+        },
+    )
 
 
 class KassaPagination(LimitOffsetPagination):

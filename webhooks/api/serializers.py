@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from payments import jsonutil
@@ -60,6 +62,7 @@ class WebhookEventOutputSerializer(serializers.ModelSerializer):
             "payload",
         ]
 
+    @extend_schema_field(OpenApiTypes.OBJECT)
     def get_payload(self, event: WebhookEvent) -> Any:
         # Parsed with Decimals, so numbers come back out exactly as they were sent.
         return jsonutil.loads(event.body)

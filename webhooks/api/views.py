@@ -7,7 +7,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from payments.api.pagination import KassaPagination
+from payments.api.pagination import PAGE_PARAMETERS, KassaPagination, page_serializer
 from payments.auth import current_company
 from webhooks import selectors, services
 from webhooks.api.serializers import (
@@ -19,7 +19,9 @@ from webhooks.api.serializers import (
 
 class WebhookEventListApi(APIView):
     @extend_schema(
-        parameters=[WebhookEventFilterSerializer], responses=WebhookEventOutputSerializer(many=True)
+        operation_id="webhooks_events_list",
+        parameters=[WebhookEventFilterSerializer, *PAGE_PARAMETERS],
+        responses=page_serializer("WebhookEventPage", WebhookEventOutputSerializer),
     )
     def get(self, request: Request) -> Response:
         filters = WebhookEventFilterSerializer(data=request.query_params)
