@@ -141,7 +141,7 @@ def test_connection_refused_is_a_failed_attempt(merchant, settings):
     assert "ConnectionError" in attempt.error
 
 
-def test_the_ssrf_guard_applies_at_connect_time(merchant, settings, monkeypatch):
+def test_the_ssrf_guard_applies_at_connect_time(merchant, settings, monkeypatch, caplog):
     with WebhookReceiver() as local:
         # Saved while the name looked public; now it resolves to loopback (DNS rebinding).
         company_set_webhook_url(
@@ -160,6 +160,7 @@ def test_the_ssrf_guard_applies_at_connect_time(merchant, settings, monkeypatch)
         assert not attempt.succeeded
         assert "SSRF" in attempt.error
         assert local.received == []
+        assert any("refused by the SSRF guard" in record.getMessage() for record in caplog.records)
 
 
 def test_the_last_failure_fails_the_event(merchant, receiver, settings):
