@@ -144,8 +144,14 @@ def test_http_webhook_url_refused_in_production(api, merchant, settings):
     )
 
     assert plain.status_code == 400
-    assert "https" in plain.json()["detail"]
+    assert plain["Content-Type"] == "application/problem+json"
+    problem = plain.json()
+    assert problem["code"] == "validation_error"
+    assert [error["field"] for error in problem["errors"]] == ["webHookUrl"]
+    assert "must use https" in problem["errors"][0]["message"]
     assert secure.status_code == 200
+    merchant.company.refresh_from_db()
+    assert merchant.company.webhook_url == "https://93.184.215.14/hook"
 
 
 def test_http_url_saved_earlier_is_not_sent_in_production(merchant, settings):
