@@ -40,6 +40,20 @@ def broker_down():
     app.__dict__.pop("amqp", None)
 
 
+def _funded_merchant(name: str = "Down"):
+    created = merchant_create(name=name, email=f"{name.lower()}@shop.test")
+    fund(created.company, "btc", "1")
+    return created
+
+
+def _withdraw(created):
+    return client_for(created).post(
+        "/api/transactions/withdraw",
+        {"items": [{"asset": "btc", "to": ADDRESSES["btc"], "amount": "0.01"}]},
+        format="json",
+    )
+
+
 def test_every_task_is_routed_to_a_named_queue():
     app.loader.import_default_modules()
     names = [name for name in app.tasks if not name.startswith("celery.")]
@@ -60,14 +74,9 @@ def test_every_task_is_routed_to_a_named_queue():
 
 @pytest.mark.django_db(transaction=True)
 def test_withdrawal_commits_and_answers_200_when_broker_is_down(broker_down, caplog):
-    created = merchant_create(name="Down", email="down@shop.test")
-    fund(created.company, "btc", "1")
+    created = _funded_merchant()
 
-    response = client_for(created).post(
-        "/api/transactions/withdraw",
-        {"items": [{"asset": "btc", "to": ADDRESSES["btc"], "amount": "0.01"}]},
-        format="json",
-    )
+    response = _withdraw(created)
 
     assert response.status_code == 200, response.content
     assert Withdrawal.objects.count() == 1
@@ -90,13 +99,8 @@ def test_invoice_create_answers_201_when_broker_is_down(broker_down):
 
 @pytest.mark.django_db(transaction=True)
 def test_withdrawal_created_while_broker_down_is_broadcast_once_by_poller(broker_down, settings):
-    created = merchant_create(name="Down", email="down@shop.test")
-    fund(created.company, "btc", "1")
-    response = client_for(created).post(
-        "/api/transactions/withdraw",
-        {"items": [{"asset": "btc", "to": ADDRESSES["btc"], "amount": "0.01"}]},
-        format="json",
-    )
+    created = _funded_merchant()
+    response = _withdraw(created)
     uid = response.json()[0]["uid"]
     Withdrawal.objects.filter(uid=uid).update(enqueued_at=timezone.now() - timedelta(hours=1))
 
@@ -125,8 +129,7 @@ HOLD_SECONDS = 6.0
 @pytest.mark.redis
 @pytest.mark.django_db(transaction=True)
 def test_payouts_are_not_delayed_by_slow_webhooks(tmp_path):
-    created = merchant_create(name="Busy", email="busy@shop.test")
-    fund(created.company, "btc", "1")
+    created = _funded_merchant("Busy")
     holds: list[float] = []
     fast = {
         "WEBHOOK_POLL_SECONDS": "1",
@@ -154,11 +157,7 @@ def test_payouts_are_not_delayed_by_slow_webhooks(tmp_path):
         )
         try:
             assert wait_for(lambda: len(holds) >= 1, 120), "no webhook was ever sent"
-            response = client_for(created).post(
-                "/api/transactions/withdraw",
-                {"items": [{"asset": "btc", "to": ADDRESSES["btc"], "amount": "0.01"}]},
-                format="json",
-            )
+            response = _withdraw(created)
             uid = response.json()[0]["uid"]
             broadcast = wait_for(lambda: bool(Withdrawal.objects.get(uid=uid).txid), 120)
         finally:
