@@ -14,7 +14,11 @@ from rest_framework.test import APIClient
 from invoices.models import UnderpaymentLimit
 from payments.dashboard.services import webhook_send_test
 from payments.errors import InvalidState, ValidationFailed
-from payments.services import company_set_signing_secret, company_signing_secret
+from payments.services import (
+    company_previous_signing_secret,
+    company_set_signing_secret,
+    company_signing_secret,
+)
 from payments.tests.test_dashboard_support import (  # noqa: F401 - fixtures
     PASSWORD,
     company_of,
@@ -99,6 +103,20 @@ def test_rotating_the_secret_changes_it_and_shows_it_once(dash, merchant):
     assert secret != merchant.signing_secret
     assert secret in text(dash.get(API))
     assert secret not in text(dash.get(API))
+
+
+def test_rotating_the_secret_in_the_dashboard_starts_an_overlap_shown_on_the_page(dash, merchant, settings):
+    settings.WEBHOOK_SECRET_OVERLAP_HOURS = 24
+    before = text(dash.get(API))
+
+    dash.post("/dashboard/settings/api/secret/rotate/")
+
+    company = company_of(merchant)
+    assert "also signs every webhook until" not in before
+    assert company_previous_signing_secret(company) == merchant.signing_secret
+    page = text(dash.get(API))
+    assert "also signs every webhook until" in page
+    assert company.previous_signing_secret_until.strftime("%Y-%m-%d %H:%M") in page
 
 
 def test_the_merchant_may_set_their_own_secret(dash, merchant):

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import asdict
+from datetime import datetime
 from typing import Any
 
 from django.contrib import messages
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
 from invoices.models import UnderpaymentLimit
@@ -47,6 +49,19 @@ REVEAL_SCOPE = "reveal"
 # --- API & webhooks -------------------------------------------------------------------------------------
 
 
+_OVERLAP_NOTE = (
+    "Webhooks are signed with it from now on, and with the previous secret as well until the overlap ends."
+)
+
+
+def _overlap_until(company: Company) -> datetime | None:
+    """When the previous secret stops signing, while a rotation's overlap lasts."""
+    until = company.previous_signing_secret_until
+    if not company.previous_signing_secret_encrypted or until is None or until <= timezone.now():
+        return None
+    return until
+
+
 def _api_page(request: HttpRequest, company: Company, status: int = 200, **context: Any) -> HttpResponse:
     page: dict[str, Any] = {
         "company": company,
@@ -58,6 +73,7 @@ def _api_page(request: HttpRequest, company: Company, status: int = 200, **conte
         "reveal_form": PasswordConfirmForm(),
         "secret_form": SigningSecretForm(),
         "url_form": WebhookUrlForm(initial={"url": company.webhook_url}),
+        "previous_secret_until": _overlap_until(company),
     }
     page.update(context)
     return render(request, "dashboard/settings_api.html", page, status=status)
@@ -99,7 +115,7 @@ def secret_reveal(request: HttpRequest, company: Company) -> HttpResponse:
 @merchant_view
 def secret_rotate(request: HttpRequest, company: Company) -> HttpResponse:
     show_once(request, NEW_SECRET, company_rotate_signing_secret(company_id=company.pk))
-    messages.success(request, "A new signing secret was generated. Webhooks are signed with it from now on.")
+    messages.success(request, "A new signing secret was generated. " + _OVERLAP_NOTE)
     return redirect("dashboard:api_settings")
 
 
@@ -113,9 +129,7 @@ def secret_set(request: HttpRequest, company: Company) -> HttpResponse:
         except ValidationFailed as exc:
             add_field_errors(form, exc.errors, {})
         else:
-            messages.success(
-                request, "Your signing secret was saved. Webhooks are signed with it from now on."
-            )
+            messages.success(request, "Your signing secret was saved. " + _OVERLAP_NOTE)
             return redirect("dashboard:api_settings")
     return _api_page(request, company, secret_form=form)
 
