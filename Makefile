@@ -3,18 +3,33 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+# Every dependency, runtime and dev, pinned with hashes (uv pip compile); `make lock` writes it again.
+LOCK := requirements/lock.txt
+UV_VERSION := 0.13.8
 
-.PHONY: install run test lint bench clean
+.PHONY: install lock audit run test lint bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): pyproject.toml | $(BIN)/python
+$(STAMP): pyproject.toml $(LOCK) | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --require-hashes -r $(LOCK)
+	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# After changing dependencies in pyproject.toml: pin them all again (then `make install`).
+lock: | $(BIN)/python
+	$(BIN)/python -m pip install --quiet "uv==$(UV_VERSION)"
+	$(BIN)/uv pip compile pyproject.toml --extra dev --generate-hashes --python-version 3.11 \
+		--python-platform x86_64-manylinux_2_28 -o $(LOCK)
+
+# The lock is complete, hashed, matches pyproject and this environment; with KASSA_ADVISORY_DB set, no
+# pinned version has a known advisory (scripts/audit.py).
+audit: install
+	$(BIN)/python scripts/audit.py --lock $(LOCK)
 
 run: install
 	./scripts/run.sh
