@@ -167,21 +167,30 @@ def test_http_url_saved_earlier_is_not_sent_in_production(merchant, settings):
     assert "plain http" in attempt.error
 
 
-def test_both_secrets_sign_during_rotation_overlap(merchant, settings):
+def _delivered_after_rotation(merchant, settings, *, overlap_over: bool):
+    """Rotate the secret (24 h overlap, or one already over) and deliver one event: (old, new, received)."""
     from webhooks.receiver import WebhookReceiver
-    from webhooks.signing import signature, verify
 
     settings.WEBHOOK_ALLOW_PRIVATE_HOSTS = True
     old = merchant.signing_secret
     with WebhookReceiver() as receiver:
         company_set_webhook_url(company_id=merchant.company.pk, url=receiver.url)
         new = company_rotate_signing_secret(company_id=merchant.company.pk, overlap=timedelta(hours=24))
+        if overlap_over:
+            Company.objects.filter(pk=merchant.company.pk).update(
+                previous_signing_secret_until=timezone.now() - timedelta(seconds=1)
+            )
         merchant.company.refresh_from_db()
-        event = _publish(merchant.company)
-
-        webhook_deliver(event_id=event.pk)
-
+        webhook_deliver(event_id=_publish(merchant.company).pk)
     (got,) = receiver.received
+    return old, new, got
+
+
+def test_both_secrets_sign_during_rotation_overlap(merchant, settings):
+    from webhooks.signing import signature, verify
+
+    old, new, got = _delivered_after_rotation(merchant, settings, overlap_over=False)
+
     assert len(got.headers["webhook-signature"].split()) == 2
     assert verify(old, got.body, got.headers | {"signature": got.headers["signature-previous"]})
     assert verify(new, got.body, got.headers)
@@ -190,23 +199,10 @@ def test_both_secrets_sign_during_rotation_overlap(merchant, settings):
 
 
 def test_old_secret_stops_signing_after_overlap(merchant, settings):
-    from webhooks.receiver import WebhookReceiver
     from webhooks.signing import verify
 
-    settings.WEBHOOK_ALLOW_PRIVATE_HOSTS = True
-    old = merchant.signing_secret
-    with WebhookReceiver() as receiver:
-        company_set_webhook_url(company_id=merchant.company.pk, url=receiver.url)
-        new = company_rotate_signing_secret(company_id=merchant.company.pk, overlap=timedelta(hours=24))
-        Company.objects.filter(pk=merchant.company.pk).update(
-            previous_signing_secret_until=timezone.now() - timedelta(seconds=1)
-        )
-        merchant.company.refresh_from_db()
-        event = _publish(merchant.company)
+    old, new, got = _delivered_after_rotation(merchant, settings, overlap_over=True)
 
-        webhook_deliver(event_id=event.pk)
-
-    (got,) = receiver.received
     assert len(got.headers["webhook-signature"].split()) == 1
     assert "signature-previous" not in got.headers
     assert verify(new, got.body, got.headers)
