@@ -243,3 +243,47 @@ def test_webhook_of_real_payment_has_no_sandbox_key(production_like, api, anon):
     bodies = _bodies("invoice")
 
     assert bodies and all("sandbox" not in body for body in bodies)
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        "/dashboard/withdrawals/new/",
+        "/dashboard/withdrawals/rules/",
+        "/dashboard/addresses/",
+        "/dashboard/settings/payments/",
+        "/dashboard/balances/",
+    ],
+)
+def test_dashboard_pages_show_only_offered_codes(production_like, merchant, page):
+    client = Client()
+    client.force_login(get_user_model().objects.get(email="owner@acme.test"))
+
+    response = client.get(page)
+
+    html = response.content.decode()
+    assert response.status_code == 200, page
+    assert "ltc" in html
+    for hidden in ("trc20usdt", "usdterc20", "bch"):
+        assert hidden not in html, (page, hidden)
+
+
+def test_saving_payment_settings_keeps_the_choice_for_assets_not_offered(production_like, merchant):
+    from payments.models import Company
+
+    client = Client()
+    client.force_login(get_user_model().objects.get(email="owner@acme.test"))
+
+    response = client.post(
+        "/dashboard/settings/payments/",
+        {"allowed_assets": ["ltc"], "default_fee_payer": "buyer", "redirect_url": ""},
+    )
+    refused = client.post(
+        "/dashboard/settings/payments/",
+        {"allowed_assets": ["ltc", "btc"], "default_fee_payer": "buyer", "redirect_url": ""},
+    )
+
+    assert response.status_code == 302
+    allowed = Company.objects.get(pk=merchant.company.pk).allowed_assets
+    assert "ltc" in allowed and "btc" in allowed  # btc is not shown here, and stays as the merchant had it
+    assert refused.status_code == 200  # btc is not a choice on this deployment

@@ -10,6 +10,7 @@ from django import forms
 from rest_framework import serializers
 
 from payments.assets import all_assets
+from payments.chains.base import offered_codes
 from payments.errors import FieldError, flatten_drf_errors
 from payments.models import FeePayer
 
@@ -46,9 +47,6 @@ def set_choices(form: forms.Form, name: str, choices: list[tuple[str, str]]) -> 
 
 
 def code_choices(codes: Iterable[str] | None = None) -> list[tuple[str, str]]:
-    chosen = set(codes) if codes is not None else None
-    return [
-        (asset.code, f"{asset.code} — {asset.label}")
-        for asset in all_assets()
-        if chosen is None or asset.code in chosen
-    ]
+    """The given codes, or every code this deployment offers (a code without a backend is not shown)."""
+    chosen = set(codes) if codes is not None else set(offered_codes())
+    return [(asset.code, f"{asset.code} — {asset.label}") for asset in all_assets() if asset.code in chosen]

@@ -11,11 +11,13 @@ from rest_framework import serializers
 from invoices.api.settings import LimitSerializer, RedirectUrlInputSerializer
 from payments.api.fields import check_asset_decimals
 from payments.api.serializers import WebhookUrlInputSerializer
-from payments.assets import BASE_ASSETS, all_assets, get_asset
+from payments.assets import BASE_ASSETS, get_asset
+from payments.chains.base import offered_codes
 from payments.dashboard.forms.base import (
     FEE_PAYER_CHOICES,
     add_field_errors,
     run_serializer,
+    set_choices,
 )
 from payments.errors import flatten_drf_errors
 
@@ -48,6 +50,10 @@ class WebhookUrlForm(forms.Form):
         return data
 
 
+def offered_bases() -> set[str]:
+    return {get_asset(code).base for code in offered_codes()}
+
+
 class PaymentSettingsForm(forms.Form):
     redirect_url = forms.CharField(
         label="Default redirect URL",
@@ -64,6 +70,12 @@ class PaymentSettingsForm(forms.Form):
     default_fee_payer = forms.ChoiceField(
         label="Who pays the service fee by default", choices=FEE_PAYER_CHOICES, widget=forms.RadioSelect
     )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Only assets this deployment offers on some network; the others stay as they were (the view).
+        offered = offered_bases()
+        set_choices(self, "allowed_assets", [(base, base.upper()) for base in BASE_ASSETS if base in offered])
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
@@ -85,7 +97,7 @@ class UnderpaymentLimitsForm(forms.Form):
         self, *args: Any, initial_limits: Mapping[str, tuple[str, str]] | None = None, **kwargs: Any
     ):
         super().__init__(*args, **kwargs)
-        self.codes = [asset.code for asset in all_assets()]
+        self.codes = offered_codes()
         initial_limits = initial_limits or {}
         for code in self.codes:
             static, percentage = initial_limits.get(code, ("0", "0"))

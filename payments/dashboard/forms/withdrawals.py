@@ -11,6 +11,7 @@ from typing import Any
 
 from django import forms
 
+from payments.assets import all_assets
 from payments.dashboard.forms.base import add_field_errors, code_choices, run_serializer
 from payments.errors import FieldError
 from payments.money import number_text
@@ -44,7 +45,8 @@ class WithdrawalFilterForm(forms.Form):
         super().__init__(*args, **kwargs)
         field = self.fields["asset"]
         assert isinstance(field, forms.ChoiceField)
-        field.choices = [("", "Every asset"), *code_choices()]
+        # Past withdrawals may be on any code, offered now or not.
+        field.choices = [("", "Every asset"), *code_choices(asset.code for asset in all_assets())]
 
     def selector_filters(self) -> dict[str, Any]:
         data = self.cleaned_data if self.is_valid() else {}

@@ -10,7 +10,7 @@ from django.urls import NoReverseMatch, reverse
 
 from invoices.models import Invoice
 from payments.assets import get_asset
-from payments.chains.base import sandbox_codes
+from payments.chains.base import is_offered, sandbox_codes
 from payments.dashboard.selectors import (
     invoice_search_for_company,
     invoice_status_counts,
@@ -72,7 +72,12 @@ def overview(request: HttpRequest, company: Company) -> HttpResponse:
 
 @merchant_view
 def balances(request: HttpRequest, company: Company) -> HttpResponse:
-    rows = [{**row, "asset": get_asset(row["code"])} for row in balance_list_for_company(company=company)]
+    # Offered codes, and any other that still holds money (a code whose backend was switched off).
+    rows = [
+        {**row, "asset": get_asset(row["code"])}
+        for row in balance_list_for_company(company=company)
+        if is_offered(row["code"]) or row["available"] or row["held"]
+    ]
     return render(request, "dashboard/balances.html", {"company": company, "nav": "balances", "rows": rows})
 
 

@@ -16,6 +16,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from invoices.models import UnderpaymentLimit
 from invoices.services import underpayment_limits_set
 from payments.assets import all_assets
+from payments.chains.base import is_offered
 from payments.dashboard import throttle
 from payments.dashboard.forms.accounts import PasswordConfirmForm
 from payments.dashboard.forms.base import add_field_errors
@@ -24,6 +25,7 @@ from payments.dashboard.forms.settings import (
     SigningSecretForm,
     UnderpaymentLimitsForm,
     WebhookUrlForm,
+    offered_bases,
 )
 from payments.dashboard.services import webhook_send_test
 from payments.dashboard.views.accounts import NEW_TOKEN
@@ -182,7 +184,7 @@ def _payments_page(request: HttpRequest, company: Company, **context: Any) -> Ht
             }
         ),
         "limits_form": UnderpaymentLimitsForm(initial_limits=_limits_initial(company)),
-        "assets": all_assets(),
+        "assets": [asset for asset in all_assets() if is_offered(asset.code)],
     }
     page.update(context)
     return render(request, "dashboard/settings_payments.html", page)
@@ -199,7 +201,11 @@ def payment_settings(request: HttpRequest, company: Company) -> HttpResponse:
             with transaction.atomic():  # one form, one change: both services or neither
                 company_set_payment_settings(
                     company_id=company.pk,
-                    allowed_assets=form.cleaned_data["allowed_assets"],
+                    # Assets not offered here are not shown; the merchant's choice for them is kept.
+                    allowed_assets=[
+                        *form.cleaned_data["allowed_assets"],
+                        *(base for base in company.allowed_assets if base not in offered_bases()),
+                    ],
                     default_fee_payer=form.cleaned_data["default_fee_payer"],
                 )
                 company_set_redirect_url(company_id=company.pk, url=form.cleaned_data["redirect_url"])

@@ -17,6 +17,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
 from payments.assets import all_assets
+from payments.chains.base import is_offered
 from payments.dashboard import bulk
 from payments.dashboard.forms.base import add_field_errors
 from payments.dashboard.forms.withdrawals import (
@@ -74,7 +75,11 @@ def withdrawal_export(request: HttpRequest, company: Company) -> StreamingHttpRe
 
 def _assets_context(company: Company) -> list[dict[str, Any]]:
     balances = {row["code"]: row for row in balance_list_for_company(company=company)}
-    return [{"asset": asset, "available": balances[asset.code]["available"]} for asset in all_assets()]
+    return [
+        {"asset": asset, "available": balances[asset.code]["available"]}
+        for asset in all_assets()
+        if is_offered(asset.code)
+    ]
 
 
 @require_http_methods(["GET", "POST"])
@@ -169,7 +174,11 @@ def withdrawal_bulk(request: HttpRequest, company: Company) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @merchant_view
 def withdrawal_rules(request: HttpRequest, company: Company) -> HttpResponse:
-    rules = auto_withdrawal_list_for_company(company=company)
+    rules = [
+        (asset, rule)
+        for asset, rule in auto_withdrawal_list_for_company(company=company)
+        if is_offered(asset.code)
+    ]
     form = AutoWithdrawalRulesForm(request.POST or None, rules=rules)
     if request.method == "POST" and form.is_valid():
         changes = form.cleaned_data["rules"]
