@@ -1,6 +1,6 @@
 """Settings shared by every deployment; everything that differs between machines comes from the environment.
 
-Defaults give the embedded mode of ARCHITECTURE.md: SQLite (WAL) and Celery's filesystem broker under
+Defaults give the embedded mode (README, Quick start): SQLite (WAL) and Celery's filesystem broker under
 `var/`, a local-memory cache. `DATABASE_URL` and `REDIS_URL` switch to PostgreSQL and Redis.
 """
 
