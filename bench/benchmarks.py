@@ -60,13 +60,13 @@ def _filled_invoice(ctx: BenchContext) -> str:
     """A pending invoice (items, address, rate) for the public GET: the heaviest read a client makes."""
     from decimal import Decimal
 
-    from invoices.services import ItemInput, invoice_create, invoice_proceed
+    from invoices.services import ItemInput, invoice_create, invoice_fill
     from payments.models import Company
 
     company = Company.objects.get(pk=ctx.company_id)
     items = [ItemInput(name=f"Item {i}", price=Decimal("2.50")) for i in range(5)]
     invoice = invoice_create(company=company, invoice_currency="usd", items=items)
-    invoice_proceed(invoice_id=invoice.pk, client_email="client@example.com", payment_currency="btc")
+    invoice_fill(invoice_id=invoice.pk, client_email="client@example.com", payment_currency="btc")
     return str(invoice.pk)
 
 
@@ -194,7 +194,7 @@ def deposit_ingestion(ctx: BenchContext) -> list[Result]:
     from django.db import transaction
 
     from bench.models import BaselineRow
-    from payments.chains.base import ChainTransfer
+    from chains.base import ChainTransfer
     from payments.deposits import deposit_ingest
     from payments.models import Company, DepositAddress, StaticDepositAddress
 
@@ -277,7 +277,7 @@ def expiry_sweep(ctx: BenchContext) -> list[Result]:
     from django.utils import timezone
 
     from invoices.models import Invoice
-    from invoices.services import invoice_expire_due
+    from invoices.services import close_overdue_invoices
     from payments.models import Company
     from webhooks.models import WebhookEvent
 
@@ -313,7 +313,7 @@ def expiry_sweep(ctx: BenchContext) -> list[Result]:
         Invoice.objects.bulk_create(overdue(), batch_size=5000)
     events_before = WebhookEvent.objects.filter(company=company, event_status="closed").count()
     t0 = time.perf_counter()
-    closed = invoice_expire_due()
+    closed = close_overdue_invoices()
     sweep_s = time.perf_counter() - t0
     events = WebhookEvent.objects.filter(company=company, event_status="closed").count() - events_before
 

@@ -6,10 +6,14 @@ from drf_spectacular.views import SpectacularAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from invoices.dashboard import urls as invoice_pages
 from payments import views as core_views
 from payments.api.renderers import KassaJSONRenderer
+from payments.dashboard import urls as dashboard_shell
 from payments.errors import api_not_found
 from payments.security import redoc_view, swagger_ui_view
+from webhooks.dashboard import urls as webhook_pages
+from withdrawals.dashboard import urls as withdrawal_pages
 
 
 class SchemaApi(SpectacularAPIView):
@@ -36,12 +40,20 @@ api_patterns: list[URLPattern | URLResolver] = [
     re_path(r"^.*$", api_not_found),  # unknown API paths answer problem+json, never an HTML page
 ]
 
+# The dashboard: the shell (payments) and each app's own pages, under one namespace.
+dashboard_patterns: list[URLPattern | URLResolver] = [
+    *dashboard_shell.urlpatterns,
+    *invoice_pages.urlpatterns,
+    *withdrawal_pages.urlpatterns,
+    *webhook_pages.urlpatterns,
+]
+
 urlpatterns = [
     path("healthz", core_views.healthz, name="healthz"),
     path("sandbox/tx/<str:txid>", core_views.sandbox_transaction, name="sandbox-tx"),
     path("api/", include(api_patterns)),
     path("admin/", admin.site.urls),
-    path("dashboard/", include("payments.dashboard.urls")),
+    path("dashboard/", include((dashboard_patterns, "dashboard"))),
     path("", include("invoices.urls")),  # the pay page at /<invoice_id>: last, it matches a bare UUID
 ]
 

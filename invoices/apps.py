@@ -11,7 +11,7 @@ class InvoicesConfig(AppConfig):
 
         register_deposit_handler(DepositAddress.Owner.INVOICE, InvoiceDepositHandler())
 
-        from payments import sandbox
+        from chains import simulator as sandbox
 
         sandbox.commands["expire"] = sandbox.SandboxCommand(
             help="close a sandbox invoice now (as at expiry)",
@@ -22,16 +22,13 @@ class InvoicesConfig(AppConfig):
 
 def _expire_now(options: dict) -> dict:  # type: ignore[type-arg]
     from invoices.models import Invoice
-    from invoices.services import invoice_expire
-    from payments.chains.base import is_sandbox
-    from payments.errors import FieldError, UnsupportedAsset, ValidationFailed
+    from invoices.services import invoice_close
+    from payments.errors import FieldError, ValidationFailed
 
     invoice = Invoice.objects.filter(pk=options["invoice"]).first() if _is_uuid(options["invoice"]) else None
     if invoice is None:
         raise ValidationFailed([FieldError("invoice", "not_found", f"no invoice {options['invoice']}")])
-    if invoice.payment_code and not is_sandbox(invoice.payment_code):
-        raise ValidationFailed([FieldError("invoice", UnsupportedAsset.code, "not on the sandbox chain")])
-    invoice = invoice_expire(invoice_id=invoice.pk, force=True)
+    invoice = invoice_close(invoice_id=invoice.pk, now=True)
     return {"invoiceId": str(invoice.pk), "status": invoice.status}
 
 

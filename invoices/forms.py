@@ -7,12 +7,12 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from chains.simulator import MAX_BLOCKS_PER_CALL
 from payments.assets import get_asset
-from payments.sandbox import MAX_BLOCKS_PER_CALL
 
 
 class ProceedForm(forms.Form):
-    """E-mail and asset (the asset only when the merchant did not fix it); feeds `invoice_proceed`."""
+    """E-mail and asset (the asset only when the merchant did not fix it); feeds `invoice_fill`."""
 
     email = forms.EmailField(
         label=_("Your e-mail"),

@@ -1,12 +1,16 @@
 from __future__ import annotations
 
+import contextlib
+import uuid
 from uuid import UUID
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Count, Prefetch, Q, QuerySet
 
 from invoices.models import Invoice
 from payments.errors import NotFound
 from payments.models import Company, Deposit
+from webhooks.models import WebhookEvent
+from webhooks.selectors import webhook_list_events
 
 
 def _with_details(invoices: QuerySet[Invoice]) -> QuerySet[Invoice]:
@@ -39,3 +43,39 @@ def invoice_list_for_company(*, company: Company, status: str | None = None) -> 
     if status:
         invoices = invoices.filter(status=status)
     return _with_details(invoices).order_by("-created_at", "-pk")
+
+
+def invoice_search_for_company(
+    *, company: Company, status: str | None = None, query: str = ""
+) -> QuerySet[Invoice]:
+    """invoice_list_for_company narrowed by a search: an invoice id (whole) or part of the client e-mail."""
+    invoices = invoice_list_for_company(company=company, status=status or None)
+    query = query.strip()
+    if not query:
+        return invoices
+    condition = Q(client_email__icontains=query)
+    with contextlib.suppress(ValueError):  # not an id: the e-mail part alone
+        condition |= Q(pk=uuid.UUID(query))
+    return invoices.filter(condition)
+
+
+def invoice_status_counts(*, company: Company) -> dict[str, int]:
+    """How many of the company's invoices are in each status (one grouped query)."""
+    rows = Invoice.objects.filter(company=company).order_by().values_list("status").annotate(n=Count("pk"))
+    return {status: count for status, count in rows}
+
+
+def invoice_events_for_company(*, company: Company, invoice_id: UUID | str) -> QuerySet[WebhookEvent]:
+    """The invoice's webhook events, oldest first: its status timeline."""
+    return (
+        webhook_list_events(company=company, family=WebhookEvent.Family.INVOICE)
+        .filter(object_id=str(invoice_id))
+        .order_by("created_at", "pk")
+    )
+
+
+def invoice_deposits(invoice: Invoice) -> list[Deposit]:
+    """The transfers to the invoice's address, oldest first (prefetched by the selectors above)."""
+    if invoice.deposit_address is None:
+        return []
+    return list(getattr(invoice.deposit_address, "transactions", None) or [])

@@ -7,4 +7,4 @@ from invoices import services
 
 @shared_task(ignore_result=True)
 def invoice_expire_due() -> None:
-    services.invoice_expire_due()
+    services.close_overdue_invoices()

@@ -2,8 +2,8 @@
 
 Server-rendered for every status, so it works without JavaScript; static/js/pay.js adds live updates by
 polling the public invoice endpoint and swapping in `?partial=live` when anything changed. Writes go
-through the same services as the API: `invoice_proceed`, `sandbox_deposit`, `sandbox_mine`,
-`invoice_expire(force=True)`.
+through the same services as the API: `invoice_fill`, `sandbox_deposit`, `sandbox_mine`,
+`invoice_close(now=True)`.
 """
 
 from __future__ import annotations
@@ -25,19 +25,19 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_http_methods, require_POST
 
+from chains.base import is_sandbox
+from chains.simulator import sandbox_deposit, sandbox_mine
 from invoices.api.views import PublicInvoiceThrottle
 from invoices.forms import MineForm, ProceedForm
 from invoices.models import Invoice
 from invoices.payuri import carries_amount, payment_uri, qr_svg
-from invoices.selectors import invoice_get_public
-from invoices.services import allowed_codes, invoice_expire, invoice_proceed
+from invoices.rules import ACCEPTS_PAYMENT, allowed_codes, amount_still_due, sandbox_can_drive
+from invoices.selectors import invoice_deposits, invoice_get_public
+from invoices.services import TRANSITIONS, invoice_close, invoice_fill
 from payments.assets import Asset, get_asset, price_decimals
-from payments.chains.base import is_sandbox
 from payments.errors import DomainError, InvalidState, NotFound, ValidationFailed
-from payments.models import Deposit
 from payments.money import MONEY_CONTEXT, format_amount, number_text, quantize
 from payments.rates import RateUnavailable
-from payments.sandbox import sandbox_deposit, sandbox_mine
 
 Status = Invoice.Status
 
@@ -53,11 +53,11 @@ STATUS_TITLES: dict[str, Any] = {
 }
 # The simulator acts only where a payment can still move the invoice; expiry only where API.md allows it.
 SANDBOX_ACTIONS: dict[str, tuple[str, ...]] = {
-    "pay-exact": (Status.PENDING, Status.PROCESSING, Status.WRONG),
-    "pay-less": (Status.PENDING, Status.PROCESSING, Status.WRONG),
-    "pay-more": (Status.PENDING, Status.PROCESSING, Status.WRONG),
-    "mine": (Status.PENDING, Status.PROCESSING, Status.WRONG),
-    "expire": (Status.PENDING, Status.PROCESSING),
+    "pay-exact": ACCEPTS_PAYMENT,
+    "pay-less": ACCEPTS_PAYMENT,
+    "pay-more": ACCEPTS_PAYMENT,
+    "mine": ACCEPTS_PAYMENT,
+    "expire": tuple(TRANSITIONS["close"].sources),
 }
 LIVE_STATUSES = (Status.CREATED, Status.PENDING, Status.PROCESSING, Status.WRONG)
 
@@ -109,43 +109,10 @@ def _redirect_url(invoice: Invoice) -> str:
     return _web_url(invoice.redirect_url or invoice.company.redirect_url or "")
 
 
-def _is_sandbox_invoice(invoice: Invoice) -> bool:
-    if invoice.payment_code:
-        return is_sandbox(invoice.payment_code)
-    if invoice.fixed_payment_code:
-        return is_sandbox(invoice.fixed_payment_code)
-    return any(is_sandbox(code) for code in allowed_codes(invoice.company))
-
-
-def _deposits(invoice: Invoice) -> list[Deposit]:
-    if invoice.deposit_address is None:
-        return []
-    return list(getattr(invoice.deposit_address, "transactions", None) or [])
-
-
-def _counted(invoice: Invoice) -> Decimal:
-    """What has arrived for the invoice and may still count: confirmed or on its way, not late."""
-    with localcontext(MONEY_CONTEXT):
-        return sum(
-            (
-                d.amount
-                for d in _deposits(invoice)
-                if not d.is_late and d.status in (Deposit.Status.SEEN, Deposit.Status.CONFIRMED)
-            ),
-            Decimal(0),
-        )
-
-
-def _still_due(invoice: Invoice) -> Decimal:
-    assert invoice.amount_due is not None
-    with localcontext(MONEY_CONTEXT):
-        return max(invoice.amount_due - _counted(invoice), Decimal(0))
-
-
 def _sandbox_amounts(invoice: Invoice, asset: Asset) -> dict[str, Decimal]:
     """What the simulator's buttons send: the rest still due (or the whole amount again), half, +20 %."""
     assert invoice.amount_due is not None
-    due = _still_due(invoice) or invoice.amount_due
+    due = amount_still_due(invoice) or invoice.amount_due
     unit = Decimal(1).scaleb(-asset.display_decimals)
     with localcontext(MONEY_CONTEXT):
         less = quantize(due / 2, decimals=asset.display_decimals, rounding=ROUND_DOWN)
@@ -177,7 +144,7 @@ def _payment_rows(invoice: Invoice, asset: Asset) -> list[PaymentRow]:
             is_late=d.is_late,
             explorer_path=reverse("sandbox-tx", args=[d.txid]) if sandbox else "",
         )
-        for d in _deposits(invoice)
+        for d in invoice_deposits(invoice)
     ]
 
 
@@ -218,7 +185,7 @@ def _payment_context(invoice: Invoice) -> dict[str, Any]:
 def _fingerprint(invoice: Invoice) -> str:
     """What pay.js compares with the public JSON to know the page is stale (same fields, same text)."""
     paid = number_text(invoice.paid_amount) if invoice.filled_at is not None else ""
-    payments = ",".join(f"{d.pk}:{d.status}:{d.confirmations}" for d in _deposits(invoice))
+    payments = ",".join(f"{d.pk}:{d.status}:{d.confirmations}" for d in invoice_deposits(invoice))
     return f"{invoice.status}|{paid}|{payments}"
 
 
@@ -238,7 +205,7 @@ def _context(invoice: Invoice, form: ProceedForm | None = None) -> dict[str, Any
     currency = invoice.invoice_currency
     decimals = price_decimals(currency)
     codes = allowed_codes(invoice.company)
-    sandbox = _is_sandbox_invoice(invoice)
+    sandbox = sandbox_can_drive(invoice)
     context: dict[str, Any] = {
         "invoice": invoice,
         "company": invoice.company,
@@ -303,7 +270,7 @@ def pay_page(request: HttpRequest, invoice_id: UUID) -> HttpResponse:
     if not form.is_valid():
         return _render(request, invoice, form=form)
     try:
-        invoice_proceed(
+        invoice_fill(
             invoice_id=invoice.pk,
             client_email=form.cleaned_data["email"],
             payment_currency=form.payment_code(),
@@ -329,7 +296,7 @@ def pay_sandbox(request: HttpRequest, invoice_id: UUID, action: str) -> HttpResp
     404 unless the invoice pays on the enabled sandbox chain; 409 when the action cannot apply to its status.
     """
     invoice = _invoice_or_404(invoice_id)
-    if action not in SANDBOX_ACTIONS or not _is_sandbox_invoice(invoice):
+    if action not in SANDBOX_ACTIONS or not sandbox_can_drive(invoice):
         raise Http404("No simulator for this invoice.")
     return _pay_sandbox(request, invoice, action)
 
@@ -349,7 +316,7 @@ def _pay_sandbox(request: HttpRequest, invoice: Invoice, action: str) -> HttpRes
             count = (form.cleaned_data["count"] if form.is_valid() else None) or asset.confirmations
             sandbox_mine(count=count, codes=[asset.code])
         elif action == "expire":
-            invoice_expire(invoice_id=invoice.pk, force=True)
+            invoice_close(invoice_id=invoice.pk, now=True)
         else:
             sandbox_deposit(
                 company=None,

@@ -11,6 +11,5 @@ class PaymentsConfig(AppConfig):
             schema,  # noqa: F401 - registers the OpenAPI auth extension
             static_deposits,  # noqa: F401 - registers the static address deposit handler
         )
-        from payments.chains import checks as chain_checks  # noqa: F401 - registers chain checks
 
         checks.refuse_unsafe_start()  # production: refuse to start while a kassa_deploy check fails

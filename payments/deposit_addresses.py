@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from django.db import IntegrityError, transaction
 
-from payments.addresses import route_key
+from chains.addresses import route_key
+from chains.base import get_backend
 from payments.assets import get_asset
-from payments.chains.base import get_backend
 from payments.models import Company, DepositAddress, DerivationCounter
 
 

@@ -15,9 +15,9 @@ from typing import Protocol
 from django.db import IntegrityError, InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
-from payments.addresses import route_key
+from chains.addresses import route_key
+from chains.base import FAILED, FROZEN, ChainTransfer, get_backend
 from payments.assets import get_asset
-from payments.chains.base import FAILED, FROZEN, ChainTransfer, get_backend
 from payments.models import Company, Deposit, DepositAddress, QuarantinedTransfer
 
 logger = logging.getLogger(__name__)

@@ -150,7 +150,7 @@ class DepositAddress(models.Model):
     code = models.CharField(max_length=16)
     address = models.CharField(max_length=128)
     tag = models.CharField(max_length=64, blank=True)  # "" when the chain has no tags (never NULL: unique)
-    # payments.addresses.route_key(address): the one spelling transfers are matched on (EVM case, TON forms).
+    # chains.addresses.route_key(address): the one spelling transfers are matched on (EVM case, TON forms).
     route_key = models.CharField(max_length=128)
     derivation_index = models.PositiveBigIntegerField()
     owner = models.CharField(max_length=16, choices=Owner.choices)

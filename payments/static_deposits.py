@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.db import IntegrityError, transaction
 
+from chains.base import is_sandbox, require_offered
 from payments.assets import get_asset, normalize_code
-from payments.chains.base import is_sandbox, require_offered
 from payments.deposit_addresses import deposit_address_allocate
 from payments.deposits import register_deposit_handler
 from payments.errors import FieldError, UnsupportedAsset, ValidationFailed

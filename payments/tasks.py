@@ -5,9 +5,9 @@ import logging
 from celery import shared_task
 from django.conf import settings
 
-from payments import sandbox
+from chains import simulator as sandbox
+from chains.base import is_offered, is_sandbox
 from payments.assets import all_assets
-from payments.chains.base import is_offered, is_sandbox
 from payments.deposits import chain_poll
 
 logger = logging.getLogger(__name__)

@@ -78,12 +78,12 @@ def service_unavailable(request: HttpRequest) -> HttpResponse:
 
 def sandbox_transaction(request: HttpRequest, txid: str) -> HttpResponse:
     """The explorer page that sandbox `txHash` links point to; absent while the sandbox is off."""
-    from payments.chains.base import sandbox_enabled
+    from chains.base import sandbox_enabled
 
     if not sandbox_enabled():
         raise Http404("The sandbox is not enabled on this deployment.")
+    from chains.sandbox import confirmations, tip_height
     from payments.assets import get_asset
-    from payments.chains.sandbox import confirmations, tip_height
     from payments.models import SandboxTransaction
     from payments.money import number_text
 

@@ -11,8 +11,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.utils import timezone
 
-from payments.chains.base import ChainTransfer
-from payments.chains.sandbox import new_txid
+from chains.base import ChainTransfer
+from chains.sandbox import new_txid
 from payments.deposits import chain_poll
 from payments.models import Account, Deposit, QuarantinedTransfer, SandboxTransaction
 from payments.tasks import chain_poll_all

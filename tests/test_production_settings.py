@@ -24,8 +24,8 @@ from cryptography.fernet import Fernet
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from payments.chains.base import XpubAddressesMixin
-from payments.chains.derivation import development_xpub
+from chains.base import XpubAddressesMixin
+from chains.derivation import development_xpub
 from payments.checks import check_field_encryption_key, check_secret_key
 
 ROOT = Path(__file__).resolve().parent.parent

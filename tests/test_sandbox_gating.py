@@ -12,8 +12,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
 
+from chains.base import ChainTransfer, XpubAddressesMixin, offered_codes
 from invoices.models import Invoice
-from payments.chains.base import ChainTransfer, XpubAddressesMixin, offered_codes
 from payments.models import LedgerEntry, SandboxTransaction
 from webhooks.models import WebhookEvent
 from withdrawals.models import Withdrawal

@@ -26,6 +26,7 @@ from django.db import transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
+from config.tasks import task
 from payments import jsonutil
 from payments.errors import InvalidState, NotFound
 from payments.models import Company
@@ -36,6 +37,7 @@ from webhooks.signing import signed_headers
 
 logger = logging.getLogger(__name__)
 
+DELIVER_TASK = "webhooks.tasks.webhook_deliver"
 EXCERPT_BYTES = 1024
 
 
@@ -63,28 +65,13 @@ def _setting(name: str) -> Any:
 
 def webhook_publish(*, company: Company, family: str, object_id: str, body: dict[str, Any]) -> WebhookEvent:
     """Write the event in the caller's transaction; delivery is enqueued only if that transaction commits."""
-    from webhooks.tasks import webhook_deliver
-
-    has_url = bool(company.webhook_url)
-    event = WebhookEvent.objects.create(
-        company=company,
-        family=family,
-        object_id=object_id,
-        event_status=str(body.get("status", "")),
-        body=jsonutil.dumps(body),
-        status=WebhookEvent.Status.PENDING if has_url else WebhookEvent.Status.SKIPPED,
-        next_attempt_at=timezone.now() if has_url else None,
-    )
-    if has_url:
-        webhook_deliver.delay_on_commit(str(event.pk))
-    return event
+    return webhook_publish_many([(company, family, object_id, body)])[0]
 
 
 def webhook_publish_many(events: list[tuple[Company, str, str, dict[str, Any]]]) -> list[WebhookEvent]:
     """`webhook_publish` for many events at once (company, family, object_id, body): one INSERT, one message
     per deliverable event after commit. For set-based transitions such as the expiry sweep."""
-    from webhooks.tasks import webhook_deliver
-
+    webhook_deliver = task(DELIVER_TASK)
     now = timezone.now()
     rows = [
         WebhookEvent(
@@ -175,8 +162,7 @@ def webhook_deliver(
 ) -> WebhookAttempt | None:
     """One delivery attempt if the event is due; None when there was nothing to do (a duplicate message)
     or when it must wait for an earlier event of its object (then it is sent again, backing off)."""
-    from webhooks.tasks import webhook_deliver as deliver_task
-
+    deliver_task = task(DELIVER_TASK)
     if _earlier_first_attempt_pending(event_id):
         countdown = min(2**waited, ORDER_WAIT_MAX_SECONDS)
         deliver_task.apply_async(
@@ -279,8 +265,7 @@ def _retry_delay(attempt_count: int) -> float | None:
 def _record(
     event_id: UUID, token: UUID, url: str, headers: dict[str, str], result: PostResult
 ) -> WebhookAttempt:
-    from webhooks.tasks import webhook_deliver
-
+    webhook_deliver = task(DELIVER_TASK)
     event = WebhookEvent.objects.select_for_update().get(pk=event_id)
     number = (event.attempts.aggregate(top=Max("number"))["top"] or 0) + 1
     attempt = WebhookAttempt.objects.create(
@@ -342,8 +327,7 @@ def _finish_without_url(event_id: UUID, token: UUID) -> None:
 
 def webhook_poll_due(*, limit: int | None = None) -> int:
     """Enqueue every due event whose message the broker lost (or never had). Returns how many."""
-    from webhooks.tasks import webhook_deliver
-
+    webhook_deliver = task(DELIVER_TASK)
     now = timezone.now()
     # A fresh event's own message normally claims it within moments; the grace keeps the poller out of that.
     overdue = now - timedelta(seconds=_setting("WEBHOOK_POLL_GRACE_SECONDS"))
@@ -370,8 +354,7 @@ def webhook_poll_due(*, limit: int | None = None) -> int:
 @transaction.atomic
 def webhook_redeliver(*, company: Company, event_id: UUID | str) -> WebhookEvent:
     """Send an event again from the start of the retry schedule (same `webhook-id`)."""
-    from webhooks.tasks import webhook_deliver
-
+    webhook_deliver = task(DELIVER_TASK)
     event = WebhookEvent.objects.select_for_update().filter(company=company, pk=event_id).first()
     if event is None:
         raise NotFound("No such webhook event.")

@@ -7,8 +7,9 @@ class WithdrawalsConfig(AppConfig):
     name = "withdrawals"
 
     def ready(self) -> None:
+        from chains import simulator as sandbox
         from invoices.services import refund_handlers
-        from payments import sandbox
+        from withdrawals import tasks  # noqa: F401 - registers the tasks the services enqueue by name
         from withdrawals.auto_withdrawals import auto_withdrawal_sandbox_after_blocks
         from withdrawals.services import withdrawal_refund_invoice, withdrawal_sandbox_after_blocks
 

@@ -18,8 +18,8 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 
+from chains.base import require_offered
 from payments.assets import get_asset
-from payments.chains.base import require_offered
 from payments.errors import FieldError, UnsupportedAsset, ValidationFailed
 from payments.ledger import account_for_update
 from payments.models import Account, Company
@@ -161,5 +161,5 @@ def auto_withdrawal_sweep_due(*, codes: Sequence[str] | None = None) -> list[Wit
 
 
 def auto_withdrawal_sandbox_after_blocks(codes: list[str]) -> None:
-    """payments.sandbox.after_blocks: deposits on these chains were just credited; sweep what is due."""
+    """chains.simulator.after_blocks: deposits on these chains were just credited; sweep what is due."""
     auto_withdrawal_sweep_due(codes=codes)

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from payments.addresses import InvalidAddress, validate_address
+from chains.addresses import InvalidAddress, validate_address
+from chains.base import require_offered
 from payments.assets import Asset
-from payments.chains.base import require_offered
 from payments.errors import FieldError, UnsupportedAsset
 from payments.money import decimal_places, number_text
 

@@ -32,8 +32,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from chains.base import FAILED, FROZEN, get_backend, is_sandbox
+from config.tasks import task
 from payments.assets import get_asset
-from payments.chains.base import FAILED, FROZEN, get_backend, is_sandbox
 from payments.errors import FieldError, InvalidState, NotFound, UnsupportedAsset, ValidationFailed
 from payments.ledger import (
     InsufficientBalance,
@@ -58,6 +59,9 @@ logger = logging.getLogger(__name__)
 
 Status = Withdrawal.Status
 ACCEPTED_MESSAGE = "Withdrawal accepted"
+
+BROADCAST_TASK = "withdrawals.tasks.withdrawal_broadcast"
+BROADCAST_MANY_TASK = "withdrawals.tasks.withdrawal_broadcast_many"
 
 
 # --- helpers ----------------------------------------------------------------------------------------------
@@ -132,8 +136,7 @@ def withdrawal_accept(
     The one way in for manual, bulk, automatic and refund withdrawals; the items passed the rules
     (withdrawals.rules). Raises InsufficientBalance, having written nothing, when a code is short.
     """
-    from withdrawals.tasks import withdrawal_broadcast, withdrawal_broadcast_many
-
+    withdrawal_broadcast, withdrawal_broadcast_many = task(BROADCAST_TASK), task(BROADCAST_MANY_TASK)
     if not transaction.get_connection().in_atomic_block:
         # No savepoint of its own (two round trips per call): the caller's transaction holds the locks.
         raise transaction.TransactionManagementError("withdrawal_accept must run inside transaction.atomic.")
@@ -417,8 +420,7 @@ def withdrawal_poll_open() -> tuple[list[str], list[str]]:
     """Beat: re-send the broadcast message of withdrawals still without txid a grace period after their
     last message (lost by the broker, or its worker died), and check every broadcast open withdrawal with
     its chain. Returns (uids re-sent, uids checked)."""
-    from withdrawals.tasks import withdrawal_broadcast as broadcast_task
-
+    broadcast_task = task(BROADCAST_TASK)
     batch = settings.WITHDRAWAL_POLL_BATCH
     now = timezone.now()
     stale = now - timedelta(seconds=settings.WITHDRAWAL_REBROADCAST_AFTER_SECONDS)
@@ -439,7 +441,7 @@ def withdrawal_poll_open() -> tuple[list[str], list[str]]:
 
 
 def withdrawal_sandbox_after_blocks(codes: list[str]) -> None:
-    """payments.sandbox.after_blocks: settle the withdrawals of the chains that got blocks.
+    """chains.simulator.after_blocks: settle the withdrawals of the chains that got blocks.
 
     Inline, so `POST /api/sandbox/blocks` answers with everything it caused already done. One broken
     withdrawal is logged and must not stop the chain (the poller retries it).

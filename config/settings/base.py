@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "payments",
+    "chains",
     "webhooks",
     "invoices",
     "withdrawals",

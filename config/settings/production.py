@@ -4,7 +4,7 @@
 DJANGO_SETTINGS_MODULE names another. Nothing here falls back to a development key: every process refuses
 to start (ImproperlyConfigured listing each problem) while a `kassa_deploy` check fails, e.g. a weak
 SECRET_KEY, a missing or malformed FIELD_ENCRYPTION_KEY, or WEBHOOK_ALLOW_PRIVATE_HOSTS on
-(payments/checks.py, payments/chains/checks.py). `manage.py check --deploy` runs the same checks.
+(payments/checks.py, chains/checks.py). `manage.py check --deploy` runs the same checks.
 """
 
 from .base import *  # noqa: F403

@@ -5,11 +5,12 @@ from typing import Any, Literal
 
 from rest_framework import serializers
 
+from chains.base import get_backend
 from invoices.models import Invoice
-from invoices.services import allowed_codes
+from invoices.rules import allowed_codes
+from invoices.selectors import invoice_deposits
 from payments.api.fields import CodeField, StrictCharField, WireDecimalField
 from payments.assets import BASE_ASSETS, INVOICE_CURRENCIES, get_asset, price_decimals
-from payments.chains.base import get_backend
 from payments.errors import UnsupportedCurrency
 from payments.models import MONEY
 from payments.money import format_amount, number_text
@@ -92,7 +93,7 @@ def _redirect(invoice: Invoice) -> str | None:
 
 
 def _transactions(invoice: Invoice) -> list[dict[str, Any]]:
-    deposits = getattr(invoice.deposit_address, "transactions", None) if invoice.deposit_address else None
+    deposits = invoice_deposits(invoice)
     if not deposits:
         return []
     backend = get_backend(invoice.payment_code)

@@ -18,11 +18,9 @@ from invoices.api.serializers import (
     invoice_representation,
 )
 from invoices.services import ItemInput
-from payments.addresses import InvalidAddress, validate_address
 from payments.api.fields import StrictCharField
 from payments.api.pagination import PAGE_PARAMETERS, KassaPagination
 from payments.auth import SANDBOX_API_PERMISSIONS, ApiCredential, current_company
-from payments.errors import FieldError, ValidationFailed
 
 
 class PublicInvoiceThrottle(SimpleRateThrottle):
@@ -87,7 +85,7 @@ class InvoiceProceedApi(APIView):
         data = InvoiceProceedInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         credential = request.auth
-        services.invoice_proceed(
+        services.invoice_fill(
             invoice_id=invoice_id,
             client_email=data.validated_data["clientEmail"],
             payment_currency=data.validated_data.get("paymentCurrency"),
@@ -119,13 +117,11 @@ class InvoiceRefundApi(APIView):
         invoice = selectors.invoice_get_for_company(company=company, invoice_id=invoice_id)
         data = RefundInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        code = invoice.payment_code
-        try:
-            address = validate_address(code, data.validated_data["address"]) if code else ""
-        except InvalidAddress as exc:
-            raise ValidationFailed([FieldError("address", "invalid_address", str(exc))]) from exc
         services.invoice_refund(
-            company=company, invoice_id=invoice_id, address=address, tag=data.validated_data.get("tag", "")
+            company=company,
+            invoice_id=invoice.pk,
+            address=data.validated_data["address"],
+            tag=data.validated_data.get("tag", ""),
         )
         return Response(
             invoice_representation(selectors.invoice_get_public(invoice_id=invoice_id), view="read")
@@ -137,14 +133,8 @@ class SandboxInvoiceExpireApi(APIView):
 
     @extend_schema(request=None, responses={200: dict})
     def post(self, request: Request, invoice_id: UUID) -> Response:
-        from payments.chains.base import is_sandbox
-        from payments.errors import UnsupportedAsset
-
         company = current_company(request)
-        invoice = selectors.invoice_get_for_company(company=company, invoice_id=invoice_id)
-        if invoice.payment_code and not is_sandbox(invoice.payment_code):
-            raise ValidationFailed([FieldError("invoice", UnsupportedAsset.code, "not on the sandbox chain")])
-        services.invoice_expire(invoice_id=invoice.pk, force=True)
+        services.invoice_close(invoice_id=invoice_id, now=True, company=company)
         return Response(
             invoice_representation(selectors.invoice_get_public(invoice_id=invoice_id), view="read")
         )

@@ -6,8 +6,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from chains.addresses import validate_address
 from invoices.models import Invoice
-from payments.addresses import validate_address
 from payments.models import LedgerEntry
 from webhooks.models import WebhookEvent
 
@@ -481,29 +481,29 @@ def test_accept_or_refund_of_a_non_wrong_invoice_is_409(api, anon, action):
 
 
 def test_pending_invoice_closes_at_expiry_with_its_webhook(api, anon):
-    from invoices.services import invoice_expire_due
+    from invoices.services import close_overdue_invoices
 
     invoice = _filled(api, anon)
     Invoice.objects.filter(pk=invoice["id"]).update(expired_at=timezone.now() - timedelta(seconds=1))
 
-    closed = invoice_expire_due()
+    closed = close_overdue_invoices()
 
     assert closed == 1
     assert _get(anon, invoice["id"]).json()["status"] == "closed"
     assert _statuses(invoice["id"]) == ["created", "pending", "closed"]
-    assert invoice_expire_due() == 0
+    assert close_overdue_invoices() == 0
 
 
 def test_processing_invoice_closes_only_after_the_grace_period(api, anon):
-    from invoices.services import invoice_expire_due
+    from invoices.services import close_overdue_invoices
 
     invoice = _filled(api, anon)
     _pay(api, invoice, invoice["paymentDetails"]["amount"])
     Invoice.objects.filter(pk=invoice["id"]).update(expired_at=timezone.now() - timedelta(minutes=30))
-    assert invoice_expire_due() == 0
+    assert close_overdue_invoices() == 0
     Invoice.objects.filter(pk=invoice["id"]).update(expired_at=timezone.now() - timedelta(minutes=61))
 
-    assert invoice_expire_due() == 1
+    assert close_overdue_invoices() == 1
     assert _get(anon, invoice["id"]).json()["status"] == "closed"
 
 

@@ -33,24 +33,24 @@ from hypothesis import HealthCheck, event
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
+from chains.addresses import validate_address
+from chains.derivation import derive_address
+from chains.simulator import sandbox_deposit, sandbox_mine
 from invoices import services
 from invoices.models import Invoice, InvoiceItem, UnderpaymentLimit
 from invoices.services import (
     ItemInput,
+    close_overdue_invoices,
     invoice_accept,
+    invoice_close,
     invoice_create,
-    invoice_expire,
-    invoice_expire_due,
-    invoice_proceed,
+    invoice_fill,
     invoice_refund,
 )
-from payments.addresses import validate_address
 from payments.assets import INVOICE_CURRENCIES, all_assets, get_asset
-from payments.chains.derivation import derive_address
 from payments.errors import InvalidState, ValidationFailed
 from payments.ledger import ledger_verify
 from payments.models import Company, Deposit, LedgerEntry
-from payments.sandbox import sandbox_deposit, sandbox_mine
 from payments.selectors import balance_list_for_company
 from webhooks.models import WebhookEvent
 
@@ -410,10 +410,10 @@ class InvoiceLifecycle(RuleBasedStateMachine):
 
         if not chosen:
             with pytest.raises(ValidationFailed):
-                invoice_proceed(invoice_id=inv.id, client_email=EMAIL, payment_currency=code)
+                invoice_fill(invoice_id=inv.id, client_email=EMAIL, payment_currency=code)
             return
         before = timezone.now()
-        invoice = invoice_proceed(invoice_id=inv.id, client_email=EMAIL, payment_currency=code)
+        invoice = invoice_fill(invoice_id=inv.id, client_email=EMAIL, payment_currency=code)
 
         asset = get_asset(chosen)
         assert invoice.status == "pending"
@@ -458,12 +458,12 @@ class InvoiceLifecycle(RuleBasedStateMachine):
         identical = same or bool(inv.fixed_code)  # a fixed asset ignores the client's choice
 
         if identical and inv.status == "pending":  # a double click: the same invoice, no new event
-            invoice = invoice_proceed(invoice_id=inv.id, client_email=EMAIL.upper(), payment_currency=code)
+            invoice = invoice_fill(invoice_id=inv.id, client_email=EMAIL.upper(), payment_currency=code)
             assert invoice.status == "pending" and invoice.payment_code == inv.code
             assert invoice.deposit_address is not None and invoice.deposit_address.address == inv.address
         else:
             with pytest.raises(InvalidState):
-                invoice_proceed(invoice_id=inv.id, client_email=EMAIL, payment_currency=code)
+                invoice_fill(invoice_id=inv.id, client_email=EMAIL, payment_currency=code)
 
     def _target(self, pick: int, anywhere: bool, *preferred: str) -> InvoiceModel:
         """A filled invoice, from the preferred statuses unless `anywhere` (or none is in them)."""
@@ -615,17 +615,17 @@ class InvoiceLifecycle(RuleBasedStateMachine):
 
         if sweep or inv is None:
             due = [other for other in self.invoices if self._close_due(other)]
-            assert invoice_expire_due() == len(due)
+            assert close_overdue_invoices() == len(due)
             for other in due:
                 self._close(other)
         elif inv.status == "closed":
-            assert invoice_expire(invoice_id=inv.id).status == "closed"
+            assert invoice_close(invoice_id=inv.id).status == "closed"
         elif self._close_due(inv):
-            assert invoice_expire(invoice_id=inv.id).status == "closed"
+            assert invoice_close(invoice_id=inv.id).status == "closed"
             self._close(inv)
         else:  # not expired yet, or not in a status that expires
             with pytest.raises(InvalidState):
-                invoice_expire(invoice_id=inv.id)
+                invoice_close(invoice_id=inv.id)
 
     @precondition(
         lambda self: any(inv.status == "wrong" and not inv.open_payments() for inv in self.invoices)
@@ -808,7 +808,7 @@ def test_every_confirmed_payment_of_a_closed_invoice_reaches_the_merchants_balan
     invoice = invoice_create(
         company=company, invoice_currency="usd", items=[ItemInput("Boots", Decimal(100))]
     )
-    invoice = invoice_proceed(invoice_id=invoice.pk, client_email=EMAIL, payment_currency="btc")
+    invoice = invoice_fill(invoice_id=invoice.pk, client_email=EMAIL, payment_currency="btc")
     assert invoice.deposit_address is not None
     address = invoice.deposit_address.address
     # btc needs 2 confirmations: the first part confirms while the second is still open, so no "wrong".
@@ -817,7 +817,7 @@ def test_every_confirmed_payment_of_a_closed_invoice_reaches_the_merchants_balan
     sandbox_deposit(company=company, code="btc", address=address, amount=Decimal("0.0002"))
     sandbox_mine(count=1, codes=["btc"])
     Invoice.objects.filter(pk=invoice.pk).update(expired_at=timezone.now() - timedelta(minutes=61))
-    invoice_expire_due()
+    close_overdue_invoices()
     sandbox_mine(count=1, codes=["btc"])  # the second part confirms after the close: credited, as late
 
     invoice.refresh_from_db()
@@ -856,7 +856,7 @@ def test_a_payment_to_another_form_of_the_invoice_address_reaches_the_invoice(
     invoice = invoice_create(
         company=company, invoice_currency="usd", items=[ItemInput("Boots", Decimal(100))]
     )
-    invoice = invoice_proceed(invoice_id=invoice.pk, client_email=EMAIL, payment_currency=code)
+    invoice = invoice_fill(invoice_id=invoice.pk, client_email=EMAIL, payment_currency=code)
     assert invoice.deposit_address is not None and invoice.amount_due is not None
     address, tag = variant(invoice.deposit_address.address, invoice.deposit_address.tag)
 

@@ -12,11 +12,11 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from chains.simulator import sandbox_deposit, sandbox_mine
 from invoices.models import Invoice
 from invoices.payuri import payment_uri
-from invoices.services import ItemInput, invoice_create, invoice_expire, invoice_proceed
+from invoices.services import ItemInput, invoice_close, invoice_create, invoice_fill
 from payments.models import Deposit
-from payments.sandbox import sandbox_deposit, sandbox_mine
 
 pytestmark = pytest.mark.django_db
 
@@ -41,7 +41,7 @@ def _invoice(merchant, *, fixed=None, redirect_url=None, items=None):
 
 def _filled(merchant, code="btc", **create):
     invoice = _invoice(merchant, **create)
-    return invoice_proceed(invoice_id=invoice.pk, client_email="client@example.com", payment_currency=code)
+    return invoice_fill(invoice_id=invoice.pk, client_email="client@example.com", payment_currency=code)
 
 
 def _pay(invoice, amount, outcome="confirm"):
@@ -339,7 +339,7 @@ def test_wrong_after_the_deadline_says_the_merchant_decides(client, merchant):
 
 def test_closed_and_refunded_are_clear_final_screens(client, merchant):
     closed = _filled(merchant)
-    invoice_expire(invoice_id=closed.pk, force=True)
+    invoice_close(invoice_id=closed.pk, now=True)
     refunded = _filled(merchant)
     _pay(refunded, "0.0006")
     _mine(refunded)
@@ -560,7 +560,7 @@ def test_simulating_expiry_closes_and_answers_json_to_scripts(client, merchant):
 def test_the_simulator_refuses_invoices_without_an_address_or_already_final(client, merchant, action):
     created = _invoice(merchant)
     closed = _filled(merchant)
-    invoice_expire(invoice_id=closed.pk, force=True)
+    invoice_close(invoice_id=closed.pk, now=True)
 
     on_created = _simulate(client, created, action)
     on_closed = client.post(f"/{closed.pk}/sandbox/{action}", HTTP_ACCEPT="application/json")

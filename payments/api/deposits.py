@@ -10,12 +10,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from payments import sandbox
+from chains import simulator as sandbox
+from chains.base import get_backend
+from chains.sandbox import confirmations, tip_height
 from payments.api.fields import AmountField, CodeField, StrictCharField, check_asset_decimals
 from payments.assets import get_asset
 from payments.auth import SANDBOX_API_PERMISSIONS, current_company
-from payments.chains.base import get_backend
-from payments.chains.sandbox import confirmations, tip_height
 from payments.models import Deposit, SandboxTransaction, StaticDepositAddress
 from payments.money import number_text
 from payments.static_deposits import static_address_get_or_create

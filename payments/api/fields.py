@@ -7,8 +7,8 @@ from typing import Any
 
 from rest_framework import serializers
 
+from chains.base import require_offered
 from payments.assets import get_asset
-from payments.chains.base import require_offered
 from payments.errors import UnsupportedAsset
 from payments.money import MAX_DECIMALS, MAX_DIGITS, InvalidAmount, decimal_places, wire_decimal
 

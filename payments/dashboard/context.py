@@ -7,7 +7,7 @@ from typing import Any
 from django.http import HttpRequest
 from django.urls import NoReverseMatch, reverse
 
-from payments.chains.base import sandbox_codes
+from chains.base import sandbox_codes
 
 
 def _has_route(name: str) -> bool:

@@ -1,13 +1,12 @@
-"""The merchant dashboard (issue 8), under /dashboard/."""
+"""The dashboard shell: sign-up, login, password reset, balances and ledger, static addresses, the sandbox
+panel and API settings. Each app adds its own pages under the same "dashboard" namespace (config/urls.py)."""
 
 from django.contrib.auth import views as auth_views
 from django.urls import URLPattern, URLResolver, path, reverse_lazy
 
 from payments.dashboard.forms.accounts import MerchantPasswordResetForm
-from payments.dashboard.views import accounts, deposits, invoices, money, webhooks, withdrawals
+from payments.dashboard.views import accounts, deposits, money
 from payments.dashboard.views import settings as settings_views
-
-app_name = "dashboard"
 
 account_patterns: list[URLPattern | URLResolver] = [
     path("signup/", accounts.signup, name="signup"),
@@ -41,23 +40,8 @@ account_patterns: list[URLPattern | URLResolver] = [
 
 urlpatterns: list[URLPattern | URLResolver] = [
     *account_patterns,
-    path("", money.overview, name="overview"),
     path("balances/", money.balances, name="balances"),
     path("balances/<str:code>/", money.ledger, name="ledger"),
-    path("invoices/", invoices.invoice_list, name="invoice_list"),
-    path("invoices/new/", invoices.invoice_new, name="invoice_new"),
-    path("invoices/<uuid:invoice_id>/", invoices.invoice_detail, name="invoice_detail"),
-    path("invoices/<uuid:invoice_id>/accept/", invoices.invoice_accept_view, name="invoice_accept"),
-    path("invoices/<uuid:invoice_id>/refund/", invoices.invoice_refund_view, name="invoice_refund"),
-    path("withdrawals/", withdrawals.withdrawal_list, name="withdrawal_list"),
-    path("withdrawals/export.csv", withdrawals.withdrawal_export, name="withdrawal_export"),
-    path("withdrawals/new/", withdrawals.withdrawal_new, name="withdrawal_new"),
-    path("withdrawals/bulk/", withdrawals.withdrawal_bulk, name="withdrawal_bulk"),
-    path("withdrawals/rules/", withdrawals.withdrawal_rules, name="withdrawal_rules"),
-    path("withdrawals/<str:uid>/", withdrawals.withdrawal_detail, name="withdrawal_detail"),
-    path("webhooks/", webhooks.event_list, name="event_list"),
-    path("webhooks/<uuid:event_id>/", webhooks.event_detail, name="event_detail"),
-    path("webhooks/<uuid:event_id>/redeliver/", webhooks.event_redeliver, name="event_redeliver"),
     path("addresses/", deposits.static_addresses, name="static_addresses"),
     path("sandbox/", deposits.sandbox, name="sandbox"),
     path("sandbox/deposit/", deposits.sandbox_deposit_view, name="sandbox_deposit"),
@@ -69,6 +53,4 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("settings/api/secret/", settings_views.secret_set, name="secret_set"),
     path("settings/api/webhook/", settings_views.webhook_url_set, name="webhook_url"),
     path("settings/api/webhook/test/", settings_views.webhook_test, name="webhook_test"),
-    path("settings/payments/", settings_views.payment_settings, name="payment_settings"),
-    path("settings/payments/underpayment/", settings_views.underpayment_limits, name="underpayment_limits"),
 ]

@@ -12,7 +12,6 @@ import pytest
 from rest_framework.test import APIClient
 
 from invoices.models import UnderpaymentLimit
-from payments.dashboard.services import webhook_send_test
 from payments.errors import InvalidState, ValidationFailed
 from payments.services import (
     company_previous_signing_secret,
@@ -27,6 +26,7 @@ from payments.tests.test_dashboard_support import (  # noqa: F401 - fixtures
     text,
 )
 from webhooks.models import WebhookEvent
+from webhooks.probe import webhook_send_test
 from webhooks.receiver import Reply, WebhookReceiver
 
 pytestmark = pytest.mark.django_db

@@ -14,10 +14,10 @@ import pytest
 from django.core.cache import cache
 from django.test import Client
 
+from chains.simulator import sandbox_deposit, sandbox_mine
 from invoices.models import Invoice
-from invoices.services import ItemInput, invoice_create, invoice_proceed
+from invoices.services import ItemInput, invoice_create, invoice_fill
 from payments.models import Company
-from payments.sandbox import sandbox_deposit, sandbox_mine
 
 PASSWORD = "correct horse battery"  # the root conftest's merchants
 CSRF_INPUT = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
@@ -94,7 +94,7 @@ def make_invoice(company: Company, *, total: str = "100", **kwargs: Any) -> Invo
 
 
 def fill(invoice: Invoice, code: str = "btc", email: str = "client@example.com") -> Invoice:
-    return invoice_proceed(invoice_id=invoice.pk, client_email=email, payment_currency=code)
+    return invoice_fill(invoice_id=invoice.pk, client_email=email, payment_currency=code)
 
 
 def pay(invoice: Invoice, amount: str, *, blocks: int = 2) -> Invoice:

@@ -7,8 +7,8 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from payments.addresses import validate_address
-from payments.chains.base import ChainTransfer
+from chains.addresses import validate_address
+from chains.base import ChainTransfer
 from payments.deposits import deposit_ingest
 from payments.models import Deposit, LedgerEntry, StaticDepositAddress
 from webhooks.models import WebhookEvent

@@ -5,10 +5,10 @@ from __future__ import annotations
 import io
 from decimal import Decimal
 
+from chains.simulator import sandbox_deposit, sandbox_mine
 from invoices.models import Invoice
-from invoices.services import ItemInput, invoice_create, invoice_proceed
+from invoices.services import ItemInput, invoice_create, invoice_fill
 from payments.models import Company
-from payments.sandbox import sandbox_deposit, sandbox_mine
 
 ITEMS = [
     ItemInput(name="Espresso beans, 1 kg", price=Decimal("60")),
@@ -28,7 +28,7 @@ def make_invoice(company: Company, *, fixed: str | None = None, redirect_url: st
 
 
 def fill(invoice: Invoice, code: str = "btc") -> Invoice:
-    return invoice_proceed(invoice_id=invoice.pk, client_email="client@example.com", payment_currency=code)
+    return invoice_fill(invoice_id=invoice.pk, client_email="client@example.com", payment_currency=code)
 
 
 def pay(invoice: Invoice, amount: str, outcome: str = "confirm") -> None:

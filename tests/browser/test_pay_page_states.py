@@ -42,9 +42,9 @@ def _arrange(company, state: str) -> Invoice:  # type: ignore[no-untyped-def]
         if state == "wrong-late":
             Invoice.objects.filter(pk=invoice.pk).update(expired_at=timezone.now() - timedelta(minutes=1))
     elif state == "closed":
-        from invoices.services import invoice_expire
+        from invoices.services import invoice_close
 
-        invoice_expire(invoice_id=invoice.pk, force=True)
+        invoice_close(invoice_id=invoice.pk, now=True)
     elif state == "refunded":
         pay(invoice, "0.0006")
         mine(invoice, 2)

@@ -18,7 +18,7 @@ WITHDRAW = "/api/transactions/withdraw"
 LIST = "/api/transactions/withdrawals"
 AUTO = "/api/company/auto-withdrawals"
 
-# Valid mainnet addresses per family (pinned by payments/tests/test_addresses.py).
+# Valid mainnet addresses per family (pinned by chains/tests/test_addresses.py).
 ADDRESSES = {
     "btc": "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq",
     "eth": "0x52908400098527886E0F7030069857D2E4169EE7",

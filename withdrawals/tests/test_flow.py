@@ -6,7 +6,7 @@ from decimal import Decimal
 import pytest
 from django.test import override_settings
 
-from payments.chains.base import get_backend
+from chains.base import get_backend
 from payments.ledger import ledger_verify
 from payments.models import SandboxTransaction
 from webhooks.models import WebhookEvent
@@ -281,7 +281,7 @@ def test_the_poller_resends_lost_broadcasts_once_per_grace_period_and_checks_bro
 
 @pytest.mark.django_db
 def test_the_poller_settles_broadcast_withdrawals_when_blocks_are_not_announced(api, merchant):
-    from payments import sandbox
+    from chains import simulator as sandbox
 
     fund(merchant.company, "btc", "0.01")
     uid = withdraw(api, item()).json()[0]["uid"]

@@ -9,8 +9,8 @@ from typing import Any
 from django import forms
 from rest_framework import serializers
 
+from chains.base import offered_codes
 from payments.assets import all_assets
-from payments.chains.base import offered_codes
 from payments.errors import FieldError, flatten_drf_errors
 from payments.models import FeePayer
 

@@ -6,20 +6,20 @@ from typing import Any
 
 from django import forms
 
+from chains.base import sandbox_codes
+from chains.simulator import MAX_BLOCKS_PER_CALL
 from payments.api.deposits import (
     SandboxBlocksInputSerializer,
     SandboxDepositInputSerializer,
     StaticDepositInputSerializer,
 )
 from payments.assets import get_asset
-from payments.chains.base import sandbox_codes
 from payments.dashboard.forms.base import (
     code_choices,
     run_serializer,
     set_choices,
 )
 from payments.models import SandboxTransaction
-from payments.sandbox import MAX_BLOCKS_PER_CALL
 
 
 class StaticAddressForm(forms.Form):

@@ -11,9 +11,10 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
+from chains.base import get_backend, sandbox_codes
+from chains.sandbox import tip_height
+from chains.simulator import sandbox_deposit, sandbox_mine
 from payments.assets import get_asset
-from payments.chains.base import get_backend, sandbox_codes
-from payments.chains.sandbox import tip_height
 from payments.dashboard.forms.base import add_field_errors
 from payments.dashboard.forms.deposits import SandboxDepositForm, SandboxMineForm, StaticAddressForm
 from payments.dashboard.selectors import deposit_list_for_company, static_address_list_for_company
@@ -21,7 +22,6 @@ from payments.dashboard.views.common import merchant_view, paginate
 from payments.errors import DomainError, NotFound, ValidationFailed
 from payments.models import Company
 from payments.money import number_text
-from payments.sandbox import sandbox_deposit, sandbox_mine
 from payments.static_deposits import static_address_get_or_create
 
 

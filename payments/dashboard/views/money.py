@@ -1,27 +1,18 @@
-"""Overview, balances and the ledger of each payment code."""
+"""Balances and the ledger of each payment code."""
 
 from __future__ import annotations
-
-from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
 
-from invoices.models import Invoice
+from chains.base import is_offered
 from payments.assets import get_asset
-from payments.chains.base import is_offered, sandbox_codes
-from payments.dashboard.selectors import (
-    invoice_search_for_company,
-    invoice_status_counts,
-    ledger_entry_list_for_account,
-)
+from payments.dashboard.selectors import ledger_entry_list_for_account
 from payments.dashboard.views.common import merchant_view, paginate
 from payments.errors import UnsupportedAsset
 from payments.models import Company, LedgerEntry
 from payments.selectors import balance_list_for_company
-from webhooks.models import WebhookEvent
-from webhooks.selectors import webhook_list_events
 
 LEDGER_PAGE_SIZE = 50
 KIND_LABELS = {
@@ -44,30 +35,6 @@ def reference_link(reference: str) -> str | None:
         return reverse(names[kind], args=[key])
     except NoReverseMatch:  # not an id this site routes (or withdrawals pages not installed)
         return None
-
-
-@merchant_view
-def overview(request: HttpRequest, company: Company) -> HttpResponse:
-    balances = balance_list_for_company(company=company)
-    funded = [row for row in balances if row["available"] or row["held"]]
-    counts = invoice_status_counts(company=company)
-    status = Invoice.Status
-    context: dict[str, Any] = {
-        "company": company,
-        "nav": "overview",
-        "balances": funded,
-        "recent_invoices": list(invoice_search_for_company(company=company)[:6]),
-        "failed_events": webhook_list_events(company=company, status=WebhookEvent.Status.FAILED).count(),
-        "stats": [
-            ("Not opened yet", counts.get(status.CREATED, 0), "created"),
-            ("Awaiting payment", counts.get(status.PENDING, 0), "pending"),
-            ("Confirming", counts.get(status.PROCESSING, 0), "processing"),
-            ("Need your decision", counts.get(status.WRONG, 0), "wrong"),
-            ("Paid", counts.get(status.DONE, 0), "done"),
-        ],
-        "has_sandbox": bool(sandbox_codes()),
-    }
-    return render(request, "dashboard/overview.html", context)
 
 
 @merchant_view

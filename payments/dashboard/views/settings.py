@@ -1,4 +1,4 @@
-"""Settings: API credentials and webhook URL (the tokens page of API.md §5), payment settings."""
+"""Settings: API credentials, signing secret and webhook URL."""
 
 from __future__ import annotations
 
@@ -7,41 +7,27 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib import messages
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_POST
 
-from invoices.models import UnderpaymentLimit
-from invoices.services import underpayment_limits_set
-from payments.assets import all_assets
-from payments.chains.base import is_offered
 from payments.dashboard import throttle
 from payments.dashboard.forms.accounts import PasswordConfirmForm
 from payments.dashboard.forms.base import add_field_errors
-from payments.dashboard.forms.settings import (
-    PaymentSettingsForm,
-    SigningSecretForm,
-    UnderpaymentLimitsForm,
-    WebhookUrlForm,
-    offered_bases,
-)
-from payments.dashboard.services import webhook_send_test
+from payments.dashboard.forms.settings import SigningSecretForm, WebhookUrlForm
 from payments.dashboard.views.accounts import NEW_TOKEN
 from payments.dashboard.views.common import merchant_view, pop_once, show_once
 from payments.errors import DomainError, ValidationFailed
 from payments.models import Company
-from payments.money import number_text
 from payments.services import (
     company_rotate_signing_secret,
     company_rotate_token,
-    company_set_payment_settings,
-    company_set_redirect_url,
     company_set_signing_secret,
     company_set_webhook_url,
     company_signing_secret,
 )
+from webhooks.probe import webhook_send_test
 
 NEW_SECRET = "signing_secret"  # noqa: S105 - a session key name, not a secret
 TEST_RESULT = "webhook_test"
@@ -160,69 +146,3 @@ def webhook_test(request: HttpRequest, company: Company) -> HttpResponse:
         return redirect("dashboard:api_settings")
     show_once(request, TEST_RESULT, {**asdict(result), "succeeded": result.succeeded})
     return redirect("dashboard:api_settings")
-
-
-# --- payment settings -----------------------------------------------------------------------------------
-
-
-def _limits_initial(company: Company) -> dict[str, tuple[str, str]]:
-    return {
-        limit.code: (number_text(limit.static), number_text(limit.percentage))
-        for limit in UnderpaymentLimit.objects.filter(company=company)
-    }
-
-
-def _payments_page(request: HttpRequest, company: Company, **context: Any) -> HttpResponse:
-    page: dict[str, Any] = {
-        "company": company,
-        "nav": "payments",
-        "settings_form": PaymentSettingsForm(
-            initial={
-                "redirect_url": company.redirect_url,
-                "allowed_assets": company.allowed_assets,
-                "default_fee_payer": company.default_fee_payer,
-            }
-        ),
-        "limits_form": UnderpaymentLimitsForm(initial_limits=_limits_initial(company)),
-        "assets": [asset for asset in all_assets() if is_offered(asset.code)],
-    }
-    page.update(context)
-    return render(request, "dashboard/settings_payments.html", page)
-
-
-@require_http_methods(["GET", "POST"])
-@merchant_view
-def payment_settings(request: HttpRequest, company: Company) -> HttpResponse:
-    if request.method != "POST":
-        return _payments_page(request, company)
-    form = PaymentSettingsForm(request.POST)
-    if form.is_valid():
-        try:
-            with transaction.atomic():  # one form, one change: both services or neither
-                company_set_payment_settings(
-                    company_id=company.pk,
-                    # Assets not offered here are not shown; the merchant's choice for them is kept.
-                    allowed_assets=[
-                        *form.cleaned_data["allowed_assets"],
-                        *(base for base in company.allowed_assets if base not in offered_bases()),
-                    ],
-                    default_fee_payer=form.cleaned_data["default_fee_payer"],
-                )
-                company_set_redirect_url(company_id=company.pk, url=form.cleaned_data["redirect_url"])
-        except ValidationFailed as exc:
-            add_field_errors(form, exc.errors, {})
-        else:
-            messages.success(request, "Payment settings saved.")
-            return redirect("dashboard:payment_settings")
-    return _payments_page(request, company, settings_form=form)
-
-
-@require_POST
-@merchant_view
-def underpayment_limits(request: HttpRequest, company: Company) -> HttpResponse:
-    form = UnderpaymentLimitsForm(request.POST)
-    if not form.is_valid():
-        return _payments_page(request, company, limits_form=form)
-    underpayment_limits_set(company=company, limits=form.cleaned_data["limits"])
-    messages.success(request, "Underpayment limits saved.")
-    return redirect("dashboard:payment_settings")

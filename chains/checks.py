@@ -15,8 +15,8 @@ from payments.checks import TAG
 @register(TAG, deploy=True)
 def check_chain_backends(**kwargs: Any) -> list[CheckMessage]:
     """Something real to offer, and every real backend's deposits on keys the operator holds."""
-    from payments.chains.base import get_backend
-    from payments.chains.derivation import receives_on_development_key
+    from chains.base import get_backend
+    from chains.derivation import receives_on_development_key
 
     try:
         real = [asset for asset in all_assets() if get_backend(asset.code).name != "sandbox"]

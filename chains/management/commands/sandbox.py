@@ -4,8 +4,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from payments import sandbox
-from payments.chains.base import sandbox_enabled
+from chains import simulator as sandbox
+from chains.base import sandbox_enabled
 from payments.errors import DomainError
 from payments.money import number_text
 

@@ -16,8 +16,8 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 from django.utils.module_loading import import_string
 
+from chains.derivation import derive_address
 from payments.assets import Asset, all_assets, get_asset
-from payments.chains.derivation import derive_address
 from payments.errors import UnsupportedAsset
 
 if TYPE_CHECKING:
@@ -58,13 +58,13 @@ class ChainBackend(Protocol):
 
 
 class XpubAddressesMixin:
-    """Deposit addresses derived from the configured extended public keys (payments.chains.derivation)."""
+    """Deposit addresses derived from the configured extended public keys (chains.derivation)."""
 
     def new_deposit_address(self, company: Company, code: str, index: int) -> tuple[str, str | None]:
         return derive_address(code, index)
 
 
-BACKEND_PATHS = {"sandbox": "payments.chains.sandbox.SandboxBackend"}
+BACKEND_PATHS = {"sandbox": "chains.sandbox.SandboxBackend"}
 
 
 @cache

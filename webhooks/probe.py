@@ -1,4 +1,4 @@
-"""The dashboard's "send test event": a signed test POST to the merchant's URL, answered on the spot.
+"""A signed test POST to the merchant's webhook URL, answered on the spot (the dashboard's "send test event").
 
 A test is not a real event: it is not written to the outbox, never retried and never listed among the
 deliveries. It goes through the delivery client itself (`webhooks.services.webhook_post`), so a passing

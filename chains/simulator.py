@@ -9,10 +9,10 @@ from typing import Any
 
 from django.db import transaction
 
-from payments.addresses import InvalidAddress, validate_address
+from chains.addresses import InvalidAddress, validate_address
+from chains.base import is_sandbox, sandbox_codes
+from chains.sandbox import new_txid, tip_height
 from payments.assets import get_asset
-from payments.chains.base import is_sandbox, sandbox_codes
-from payments.chains.sandbox import new_txid, tip_height
 from payments.deposits import chain_poll, route_lookup
 from payments.errors import FieldError, NotFound, UnsupportedAsset, ValidationFailed
 from payments.models import Company, DepositAddress, SandboxBlock, SandboxTransaction

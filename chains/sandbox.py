@@ -14,7 +14,7 @@ from decimal import Decimal
 from django.conf import settings
 from django.db.models import Max
 
-from payments.chains.base import FAILED, FROZEN, PENDING, ChainTransfer, XpubAddressesMixin
+from chains.base import FAILED, FROZEN, PENDING, ChainTransfer, XpubAddressesMixin
 from payments.models import Deposit, SandboxBlock, SandboxTransaction
 
 _FINAL_DEPOSITS = [Deposit.Status.CONFIRMED, Deposit.Status.FAILED, Deposit.Status.FROZEN]

@@ -1,4 +1,4 @@
-"""Address validation per payment code (payments/addresses.py; DECISIONS.md §3, §5).
+"""Address validation per payment code (chains/addresses.py; DECISIONS.md §3, §5).
 
 Vectors are published ones where they exist: BIP-173/BIP-350, the CashAddr spec, EIP-55, Litecoin Core's
 key_io_valid.json, nearcore's account-ID tests, ton.org's address docs. A few are derived here from those
@@ -12,7 +12,7 @@ from bip_utils.ecc import Ed25519PublicKey
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from payments.addresses import InvalidAddress, is_valid_address, validate_address
+from chains.addresses import InvalidAddress, is_valid_address, validate_address
 from payments.errors import UnsupportedAsset
 
 EVM_CODES = ["eth", "usdterc20", "usdc", "bnb"]
@@ -713,7 +713,7 @@ def test_arbitrary_text_is_either_accepted_unchanged_in_meaning_or_refused(code:
     ],
 )
 def test_route_key_gives_every_spelling_of_an_address_one_key(code, forms):
-    from payments.addresses import route_key
+    from chains.addresses import route_key
 
     keys = {route_key(code, form) for form in forms}
 
@@ -721,6 +721,6 @@ def test_route_key_gives_every_spelling_of_an_address_one_key(code, forms):
 
 
 def test_route_key_keeps_invalid_text_as_given():
-    from payments.addresses import route_key
+    from chains.addresses import route_key
 
     assert route_key("btc", " not-an-address ") == "not-an-address"

@@ -16,17 +16,9 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
+from chains.base import is_offered
 from payments.assets import all_assets
-from payments.chains.base import is_offered
-from payments.dashboard import bulk
 from payments.dashboard.forms.base import add_field_errors
-from payments.dashboard.forms.withdrawals import (
-    AutoWithdrawalRulesForm,
-    BulkUploadForm,
-    WithdrawalFilterForm,
-    WithdrawalForm,
-    item_field_errors,
-)
 from payments.dashboard.views.common import merchant_view, paginate
 from payments.errors import NotFound, ValidationFailed
 from payments.models import Company
@@ -34,6 +26,14 @@ from payments.selectors import balance_list_for_company
 from webhooks.models import WebhookEvent
 from webhooks.selectors import webhook_list_events
 from withdrawals.auto_withdrawals import auto_withdrawal_rules_set
+from withdrawals.dashboard import bulk
+from withdrawals.dashboard.forms import (
+    AutoWithdrawalRulesForm,
+    BulkUploadForm,
+    WithdrawalFilterForm,
+    WithdrawalForm,
+    item_field_errors,
+)
 from withdrawals.selectors import (
     auto_withdrawal_list_for_company,
     withdrawal_get_for_company,

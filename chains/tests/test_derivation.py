@@ -23,9 +23,8 @@ from bip_utils.base58 import Base58Decoder
 from django.core.exceptions import ImproperlyConfigured
 from pytoniq_core import Address
 
-from payments.assets import all_assets
-from payments.chains import derivation
-from payments.chains.derivation import (
+from chains import derivation
+from chains.derivation import (
     DEVELOPMENT_MNEMONIC,
     DEVELOPMENT_TON_ADDRESS,
     MAX_INDEX,
@@ -34,6 +33,7 @@ from payments.chains.derivation import (
     ton_deposit_address,
     uses_development_key,
 )
+from payments.assets import all_assets
 from payments.errors import UnsupportedAsset
 
 SEED = Bip39SeedGenerator(DEVELOPMENT_MNEMONIC).Generate()
@@ -154,7 +154,7 @@ def test_development_ton_address_is_the_v4r2_wallet_of_the_development_mnemonic(
 def test_falling_back_to_a_development_key_logs_a_warning(caplog):
     derivation._warn_development_key.cache_clear()
 
-    with caplog.at_level(logging.WARNING, logger="payments.chains.derivation"):
+    with caplog.at_level(logging.WARNING, logger="chains.derivation"):
         derive_address("eth", 3)
         derive_address("bnb", 4)
 
@@ -421,7 +421,7 @@ def test_a_malformed_ton_deposit_address_is_improperly_configured(settings, valu
 
 @pytest.mark.parametrize("code", ALL_CODES)
 def test_derived_addresses_pass_the_project_validator(code):
-    from payments.addresses import validate_address  # lazy: the validator lives in its own module
+    from chains.addresses import validate_address  # lazy: the validator lives in its own module
 
     for index in (0, 1, 500, MAX_INDEX):
         address, _ = derive_address(code, index)

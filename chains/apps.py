@@ -1,0 +1,10 @@
+from django.apps import AppConfig
+
+
+class ChainsConfig(AppConfig):
+    """Payment networks behind one interface: backends, address validation and derivation, the sandbox."""
+
+    name = "chains"
+
+    def ready(self) -> None:
+        from chains import checks  # noqa: F401 - registers the chain configuration checks

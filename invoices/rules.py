@@ -1,0 +1,153 @@
+"""The invoice rules the services, the API, the pages and the sweep all apply: which assets a merchant
+accepts, what the client pays, how short a payment may fall, and when an invoice expires.
+
+Each rule is one function here; nothing else restates it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from decimal import ROUND_UP, Decimal, localcontext
+
+from django.conf import settings
+from django.db.models import Q
+
+from chains.base import is_offered, is_sandbox
+from invoices.models import Invoice, UnderpaymentLimit
+from invoices.selectors import invoice_deposits
+from payments.assets import all_assets, get_asset
+from payments.errors import FieldError, UnsupportedAsset, ValidationFailed
+from payments.models import Company, Deposit
+from payments.money import MONEY_CONTEXT, quantize
+
+Status = Invoice.Status
+# A payment still moves an invoice in these statuses (before: not filled; after: final).
+ACCEPTS_PAYMENT = (Status.PENDING, Status.PROCESSING, Status.WRONG)
+
+
+# --- assets -------------------------------------------------------------------------------------------------
+
+
+def allowed_codes(company: Company) -> list[str]:
+    """The payment codes the company accepts that this deployment offers."""
+    allowed = set(company.allowed_assets)
+    return [asset.code for asset in all_assets() if asset.base in allowed and is_offered(asset.code)]
+
+
+def require_allowed(company: Company, code: str, field: str) -> str:
+    """`code` (any case) as the company accepts it, else ValidationFailed naming `field`."""
+    try:
+        code = get_asset(code).code
+    except UnsupportedAsset as exc:
+        raise ValidationFailed([FieldError(field, UnsupportedAsset.code, exc.detail)]) from exc
+    if code not in allowed_codes(company):
+        raise ValidationFailed(
+            [FieldError(field, UnsupportedAsset.code, f"{code} is not accepted by this merchant")]
+        )
+    return code
+
+
+# --- amounts ------------------------------------------------------------------------------------------------
+
+
+def fee_percent(company: Company) -> Decimal:
+    return company.fee_percent if company.fee_percent is not None else Decimal(settings.INVOICE_FEE_PERCENT)
+
+
+def amounts_for(
+    *, total: Decimal, rate: Decimal, code: str, percent: Decimal, merchant_pays: bool
+) -> tuple[Decimal, Decimal]:
+    """(fee, amount_due) in the payment asset, both rounded UP to its display decimals.
+
+    Up for the amount: the merchant is never short. Up for the fee: the service never under-collects.
+    """
+    display = get_asset(code).display_decimals
+    with localcontext(MONEY_CONTEXT):
+        converted = total * rate
+        fee = quantize(converted * percent / 100, decimals=display, rounding=ROUND_UP)
+        base = quantize(converted, decimals=display, rounding=ROUND_UP)
+        return fee, (base if merchant_pays else base + fee)
+
+
+def underpayment_tolerance(invoice: Invoice) -> Decimal:
+    """How far below amount_due still completes the invoice: the larger of the static and percent limits."""
+    limit = UnderpaymentLimit.objects.filter(company_id=invoice.company_id, code=invoice.payment_code).first()
+    if limit is None or invoice.amount_due is None:
+        return Decimal(0)
+    with localcontext(MONEY_CONTEXT):
+        by_percentage = invoice.amount_due * limit.percentage / 100
+    return max(limit.static, by_percentage)
+
+
+def amount_still_due(invoice: Invoice) -> Decimal:
+    """What the client has yet to send: amount_due less what arrived and may still count (confirmed or on
+    its way, not late). Reads the prefetched deposits (invoices.selectors)."""
+    assert invoice.amount_due is not None
+    counted = [
+        deposit.amount
+        for deposit in invoice_deposits(invoice)
+        if not deposit.is_late and deposit.status in (Deposit.Status.SEEN, Deposit.Status.CONFIRMED)
+    ]
+    with localcontext(MONEY_CONTEXT):
+        return max(invoice.amount_due - sum(counted, Decimal(0)), Decimal(0))
+
+
+def is_paid_in_full(invoice: Invoice) -> bool:
+    """What confirmed covers amount_due, less the merchant's underpayment tolerance."""
+    assert invoice.amount_due is not None
+    return invoice.paid_amount >= invoice.amount_due - underpayment_tolerance(invoice)
+
+
+# --- expiry -------------------------------------------------------------------------------------------------
+
+# The expiry rule. An invoice expires (-> closed) at expiredAt while it waits for a payment (pending), and
+# at expiredAt plus the asset's grace while a payment seen in time is still unconfirmed (processing). No
+# other status expires: wrong waits for the merchant's decision, the rest are final. The sweep finds
+# overdue invoices with `overdue_filter`, ingestion checks one invoice with `is_overdue`; both read this.
+EXPIRING = (Status.PENDING, Status.PROCESSING)
+
+
+def expiry_grace(status: str, code: str) -> timedelta | None:
+    """How long after expiredAt an invoice in `status`, paying `code`, is closed (None: never)."""
+    if status == Status.PENDING:
+        return timedelta(0)
+    if status == Status.PROCESSING:
+        return get_asset(code).expiry_grace
+    return None
+
+
+def is_overdue(invoice: Invoice, now: datetime) -> bool:
+    grace = expiry_grace(invoice.status, invoice.payment_code)
+    return grace is not None and invoice.expired_at is not None and now >= invoice.expired_at + grace
+
+
+def overdue_filter(now: datetime) -> Q:
+    """`is_overdue` as a query: per expiring status, one condition per grace period (codes sharing one)."""
+    condition = Q(pk__in=[])
+    for status in EXPIRING:
+        codes_by_grace: dict[timedelta, list[str]] = {}
+        for asset in all_assets():
+            grace = expiry_grace(status, asset.code)
+            assert grace is not None
+            codes_by_grace.setdefault(grace, []).append(asset.code)
+        for grace, codes in codes_by_grace.items():
+            condition |= Q(status=status, payment_code__in=codes, expired_at__lte=now - grace)
+    return condition
+
+
+# --- the sandbox ----------------------------------------------------------------------------------------
+
+
+def pays_on_sandbox(invoice: Invoice) -> bool:
+    """The invoice's payment (chosen or fixed by the merchant) runs on the enabled sandbox chain: its
+    webhooks say `"sandbox": true`."""
+    code = invoice.payment_code or invoice.fixed_payment_code
+    return bool(code) and is_sandbox(code)
+
+
+def sandbox_can_drive(invoice: Invoice) -> bool:
+    """The simulator (pay page buttons, sandbox API and command) may act on this invoice: its payment is on
+    the sandbox, or, before the client chose, some asset it may be paid with is."""
+    if invoice.payment_code or invoice.fixed_payment_code:
+        return pays_on_sandbox(invoice)
+    return any(is_sandbox(code) for code in allowed_codes(invoice.company))

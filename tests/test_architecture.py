@@ -1,0 +1,167 @@
+"""The house rules, checked on the source: import direction, no cycles, module size, the share of payments,
+and documentation that a clone of the repository can follow."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.imports import ROOT, Import, cycles, import_graph, project_modules
+
+MAX_MODULE_LINES = 450
+PAYMENTS_MAX_SHARE = 0.40
+EDGE_PARTS = {"api", "dashboard", "management"}
+EDGE_MODULES = {"views", "urls", "forms", "tasks", "admin"}
+
+
+def _app(module: str) -> str:
+    return module.partition(".")[0]
+
+
+def _layer(module: str) -> str:
+    """edge (pages, API, tasks, commands) -> core (services, selectors, rules...) -> models."""
+    parts = module.split(".")
+    if parts[0] == "config":
+        return "config"
+    if EDGE_PARTS & set(parts) or parts[-1] in EDGE_MODULES:
+        return "edge"
+    if parts[-1] == "models":
+        return "models"
+    return "core"
+
+
+@pytest.fixture(scope="module")
+def edges() -> list[Import]:
+    return import_graph()
+
+
+def test_the_graph_sees_imports_inside_functions(edges: list[Import]) -> None:
+    # The direction rule counts lazy imports too: a module cannot dodge it by importing in a function.
+    lazy = [edge for edge in edges if not edge.top_level]
+    assert lazy, "no function-level import found: the reader would not see a lazy import either"
+    assert any(edge.source == "payments.apps" for edge in lazy)
+
+
+def test_no_import_cycles(edges: list[Import]) -> None:
+    assert cycles(edges) == []
+
+
+def test_cycle_finder_finds_a_cycle() -> None:
+    loop = [Import("a", "b", 1, True), Import("b", "c", 1, False), Import("c", "a", 1, True)]
+    assert cycles([*loop, Import("c", "d", 1, True)]) == [["a", "b", "c"]]
+
+
+@pytest.mark.parametrize("low", ["payments", "webhooks"])
+def test_payments_and_webhooks_never_import_invoices_or_withdrawals(edges: list[Import], low: str) -> None:
+    upward = [
+        edge
+        for edge in edges
+        if _app(edge.source) == low and _app(edge.target) in {"invoices", "withdrawals"}
+    ]
+    assert upward == []
+
+
+def test_services_and_models_never_import_pages_api_or_tasks(edges: list[Import]) -> None:
+    wrong = [
+        edge
+        for edge in edges
+        if _layer(edge.target) == "edge"
+        and _layer(edge.source) in {"core", "models"}
+        and not edge.source.endswith(".apps")  # AppConfig.ready registers tasks and handlers
+    ]
+    assert wrong == []
+
+
+def test_models_import_no_services(edges: list[Import]) -> None:
+    wrong = [
+        edge
+        for edge in edges
+        if _layer(edge.source) == "models" and edge.target.rpartition(".")[2] in {"services", "selectors"}
+    ]
+    assert wrong == []
+
+
+def _lines(path: Path) -> int:
+    return len(path.read_text().splitlines())
+
+
+def test_no_module_over_the_limit() -> None:
+    long = {name: _lines(path) for name, path in project_modules().items() if _lines(path) > MAX_MODULE_LINES}
+    assert long == {}
+
+
+def test_payments_holds_under_the_share_of_the_code() -> None:
+    sizes = {name: _lines(path) for name, path in project_modules().items()}
+    payments = sum(size for name, size in sizes.items() if _app(name) == "payments")
+    assert payments / sum(sizes.values()) < PAYMENTS_MAX_SHARE
+
+
+OUTSIDE_DOCUMENTS = re.compile(r"API\.md|DECISIONS\.md|ARCHITECTURE\.md|STYLE\.md|shared/")
+
+
+def _source_files() -> list[Path]:
+    skip = {".venv", ".git", "node_modules", "var", "staticfiles"}
+    return [
+        path
+        for pattern in ("*.py", "*.html")
+        for path in ROOT.rglob(pattern)
+        if not skip & set(path.relative_to(ROOT).parts)
+    ]
+
+
+def test_code_cites_no_document_outside_the_repository() -> None:
+    this = Path(__file__).resolve()
+    hits = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in _source_files()
+        if path != this
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if OUTSIDE_DOCUMENTS.search(line)
+    ]
+    assert hits == []
+
+
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+
+
+def _anchor(heading: str) -> str:
+    """GitHub's anchor of a Markdown heading."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def _anchors(path: Path) -> set[str]:
+    return {_anchor(line.lstrip("#")) for line in path.read_text().splitlines() if line.startswith("#")}
+
+
+def _documents() -> list[Path]:
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]
+
+
+def test_there_are_documents() -> None:
+    names = {path.relative_to(ROOT).as_posix() for path in _documents()}
+    assert {
+        "README.md",
+        "docs/api.md",
+        "docs/architecture.md",
+        "docs/decisions.md",
+        "docs/operations.md",
+    } <= names
+
+
+def test_every_link_in_the_documents_resolves_inside_the_repository() -> None:
+    broken = []
+    for document in _documents():
+        text = re.sub(r"```.*?```", "", document.read_text(), flags=re.DOTALL)
+        for target in LINK.findall(text):
+            if re.match(r"[a-z]+:", target):  # http(s):, mailto: ... are not files
+                continue
+            file, _, anchor = target.partition("#")
+            path = (document.parent / file).resolve() if file else document
+            if not path.is_relative_to(ROOT) or not path.exists():
+                broken.append(f"{document.relative_to(ROOT)}: {target}")
+            elif anchor and path.suffix == ".md" and anchor not in _anchors(path):
+                broken.append(f"{document.relative_to(ROOT)}: {target} (no such heading)")
+    assert broken == []
