@@ -1,1 +1,1 @@
-"""Network families: deposit address derivation and chain backends (ARCHITECTURE.md, Chains)."""
+"""Network families: deposit address derivation and chain backends (docs/architecture.md)."""

@@ -1,4 +1,4 @@
-"""Withdrawal address validation per payment code (DECISIONS.md §3, §5). Mainnet only.
+"""Withdrawal address validation per payment code (docs/decisions.md). Mainnet only.
 
 `validate_address(code, address)` returns the form to store and send to, or raises `InvalidAddress`;
 an unknown code raises `UnsupportedAsset` (from `get_asset`). Checks dispatch on `asset.family`.

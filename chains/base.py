@@ -1,4 +1,4 @@
-"""The one interface every chain backend implements (ARCHITECTURE.md, Chains), and the backend registry.
+"""The one interface every chain backend implements (docs/architecture.md), and the backend registry.
 
 Which backend serves which payment code is the `CHAIN_BACKENDS` setting; every code runs on the sandbox
 chain unless configured otherwise.
@@ -69,7 +69,7 @@ BACKEND_PATHS = {"sandbox": "chains.sandbox.SandboxBackend"}
 
 @cache
 def _backends() -> dict[str, Any]:
-    configured: dict[str, str] = getattr(settings, "CHAIN_BACKENDS", {}) or {}
+    configured: dict[str, str] = settings.CHAIN_BACKENDS or {}
     unknown = set(configured) - {asset.code for asset in all_assets()}
     if unknown:
         raise ImproperlyConfigured(f"CHAIN_BACKENDS names unknown payment codes: {sorted(unknown)}")

@@ -23,7 +23,7 @@ def check_chain_backends(**kwargs: Any) -> list[CheckMessage]:
     except ImproperlyConfigured as exc:
         return [_invalid(str(exc), "CHAIN_BACKENDS")]
     errors: list[CheckMessage] = []
-    if not real and not getattr(settings, "SANDBOX_ENABLED", False):
+    if not real and not settings.SANDBOX_ENABLED:
         errors.append(
             Error(
                 "Nothing would be offered: every payment code runs on the sandbox chain and the sandbox is "

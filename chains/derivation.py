@@ -1,4 +1,4 @@
-"""Deposit addresses derived from extended public keys (ARCHITECTURE.md, Chains; DECISIONS.md §3).
+"""Deposit addresses derived from extended public keys (docs/architecture.md).
 
 `derive_address(code, index)` is pure: the allocation model hands out the indexes, this module turns one
 into `(address, tag)`. The service never holds a private key: spending is done elsewhere, by whoever
@@ -166,7 +166,7 @@ def derive_address(code: str, index: int) -> tuple[str, str | None]:
 
 def ton_deposit_address() -> str:
     """The one TON deposit address: TON_DEPOSIT_ADDRESS in user-friendly form, or the development one."""
-    configured = getattr(settings, "TON_DEPOSIT_ADDRESS", None)
+    configured = settings.TON_DEPOSIT_ADDRESS
     if configured is None or configured == "":
         _warn_development_key("ton")
         return _ton_user_friendly(DEVELOPMENT_TON_ADDRESS)
@@ -178,7 +178,7 @@ def ton_deposit_address() -> str:
 def uses_development_key(family: str) -> bool:
     """Whether `family` (btc ... near, ton) falls back to the public development key or TON address."""
     if family == "ton":
-        return getattr(settings, "TON_DEPOSIT_ADDRESS", None) in (None, "")
+        return settings.TON_DEPOSIT_ADDRESS in (None, "")
     _require_family(family)
     return not _configured_keys().get(family)
 
@@ -233,7 +233,7 @@ def _warn_development_key(family: str) -> None:
 
 
 def _configured_keys() -> dict[str, str]:
-    keys = getattr(settings, "CHAIN_XPUBS", None) or {}
+    keys = settings.CHAIN_XPUBS or {}
     if not isinstance(keys, dict):
         raise ImproperlyConfigured("CHAIN_XPUBS must be a dict of network family -> extended public key.")
     # A typo ("eth" for "evm") must not quietly leave that family on the public development key.

@@ -7,20 +7,21 @@ from django.db import models
 from payments.fields import MoneyField, money_check
 from payments.models import Company, DepositAddress
 
-STATUSES = ["created", "pending", "processing", "done", "wrong", "refunded", "closed"]
+
+class InvoiceStatus(models.TextChoices):
+    CREATED = "created"
+    PENDING = "pending"
+    PROCESSING = "processing"
+    DONE = "done"
+    WRONG = "wrong"
+    REFUNDED = "refunded"
+    CLOSED = "closed"
 
 
 class Invoice(models.Model):
-    """A regular invoice (API.md 2.4). Status changes only through invoices.services, one function each."""
+    """A regular invoice (docs/api.md). Status changes only through invoices.services, one function each."""
 
-    class Status(models.TextChoices):
-        CREATED = "created"
-        PENDING = "pending"
-        PROCESSING = "processing"
-        DONE = "done"
-        WRONG = "wrong"
-        REFUNDED = "refunded"
-        CLOSED = "closed"
+    Status = InvoiceStatus
 
     FINAL = (Status.DONE, Status.REFUNDED, Status.CLOSED)
 
@@ -53,7 +54,10 @@ class Invoice(models.Model):
     class Meta:
         ordering = ["-created_at"]
         constraints = [
-            models.CheckConstraint(condition=models.Q(status__in=STATUSES), name="invoice_status_valid"),
+            models.CheckConstraint(
+                condition=models.Q(status__in=[status.value for status in InvoiceStatus]),
+                name="invoice_status_valid",
+            ),
             models.CheckConstraint(
                 condition=money_check("total", strictly_positive=True), name="invoice_total_positive"
             ),
@@ -87,7 +91,7 @@ class InvoiceItem(models.Model):
 
 
 class UnderpaymentLimit(models.Model):
-    """How far below the amount due a payment may fall and still complete the invoice (DECISIONS.md §4)."""
+    """How far below the amount due a payment may fall and still complete the invoice (docs/decisions.md)."""
 
     company = models.ForeignKey(Company, on_delete=models.CASCADE, related_name="underpayment_limits")
     code = models.CharField(max_length=16)

@@ -6,6 +6,7 @@ Each rule is one function here; nothing else restates it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from decimal import ROUND_UP, Decimal, localcontext
 
@@ -18,7 +19,7 @@ from invoices.selectors import invoice_deposits
 from payments.assets import all_assets, get_asset
 from payments.errors import FieldError, UnsupportedAsset, ValidationFailed
 from payments.models import Company, Deposit
-from payments.money import MONEY_CONTEXT, quantize
+from payments.money import MONEY_CONTEXT, InvalidAmount, check_range, decimal_places, quantize, wire_decimal
 
 Status = Invoice.Status
 # A payment still moves an invoice in these statuses (before: not filled; after: final).
@@ -90,6 +91,79 @@ def amount_still_due(invoice: Invoice) -> Decimal:
     ]
     with localcontext(MONEY_CONTEXT):
         return max(invoice.amount_due - sum(counted, Decimal(0)), Decimal(0))
+
+
+# Underpayment limits: per payment code, a static amount (at most the asset's decimals) and a percentage
+# of the amount due (0 to 100, two decimals). Checked here for the API and the settings page alike.
+PERCENTAGE_DECIMALS = 2
+PERCENTAGE_MAX = Decimal(100)
+
+
+def underpayment_limits_check(raw: object) -> dict[str, dict[str, Decimal]]:
+    """`{code: {"static", "percentage"}}` as sent (JSON numbers or numeric strings), checked all or nothing:
+    code -> exact Decimals, else ValidationFailed naming `assets.<code>.<field>`."""
+    if not isinstance(raw, Mapping) or not raw:
+        raise ValidationFailed([FieldError("assets", "required", "an object keyed by payment code")])
+    errors: list[FieldError] = []
+    limits: dict[str, dict[str, Decimal]] = {}
+    for key, value in raw.items():
+        prefix = f"assets.{key}"
+        try:
+            code = get_asset(key).code
+        except UnsupportedAsset as exc:
+            errors.append(FieldError(prefix, UnsupportedAsset.code, exc.detail))
+            continue
+        if not isinstance(value, Mapping):
+            errors.append(FieldError(prefix, "invalid", "Must be an object with static and percentage."))
+            continue
+        checked = {
+            "static": _limit_value(value, "static", prefix, get_asset(code).amount_decimals, None, errors),
+            "percentage": _limit_value(
+                value, "percentage", prefix, PERCENTAGE_DECIMALS, PERCENTAGE_MAX, errors
+            ),
+        }
+        if all(amount is not None for amount in checked.values()):
+            limits[code] = checked  # type: ignore[assignment]
+    if errors:
+        raise ValidationFailed(errors)
+    return limits
+
+
+def _limit_value(
+    value: Mapping[str, object],
+    name: str,
+    prefix: str,
+    places: int,
+    maximum: Decimal | None,
+    errors: list[FieldError],
+) -> Decimal | None:
+    field = f"{prefix}.{name}"
+    if name not in value:
+        errors.append(FieldError(field, "required", "This field is required."))
+        return None
+    try:
+        amount = wire_decimal(value[name])
+        check_range(amount)
+    except InvalidAmount as exc:
+        errors.append(FieldError(field, "invalid", str(exc)))
+        return None
+    if amount < 0:
+        errors.append(FieldError(field, "min_value", "Ensure this value is greater than or equal to 0."))
+    elif maximum is not None and amount > maximum:
+        errors.append(
+            FieldError(field, "max_value", f"Ensure this value is less than or equal to {maximum}.")
+        )
+    elif decimal_places(amount) > places and name == "static":
+        code = prefix.rpartition(".")[2]
+        errors.append(
+            FieldError(field, "invalid", f"{get_asset(code).code} amounts have at most {places} decimals")
+        )
+    elif decimal_places(amount) > places:
+        message = f"Ensure that there are no more than {places} decimal places."
+        errors.append(FieldError(field, "max_decimal_places", message))
+    else:
+        return amount
+    return None
 
 
 def is_paid_in_full(invoice: Invoice) -> bool:

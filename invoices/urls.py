@@ -1,4 +1,4 @@
-"""The hosted pay page at /<invoice_id> (issue 7).
+"""The hosted pay page at /<invoice_id>.
 
 Included last at the root (config/urls.py): only bare UUIDs match here, so /api/, /admin/, /static/,
 /healthz and /sandbox/ are never shadowed; anything else falls through to the styled 404 page.

@@ -1,4 +1,4 @@
-"""The hosted pay page at PAY_URL/<invoice_id> (API.md §1, issue 7) and its sandbox simulator.
+"""The hosted pay page at PAY_URL/<invoice_id> (docs/api.md) and its sandbox simulator.
 
 Server-rendered for every status, so it works without JavaScript; static/js/pay.js adds live updates by
 polling the public invoice endpoint and swapping in `?partial=live` when anything changed. Writes go
@@ -51,7 +51,7 @@ STATUS_TITLES: dict[str, Any] = {
     Status.CLOSED: _("Invoice expired"),
     Status.REFUNDED: _("Payment refunded"),
 }
-# The simulator acts only where a payment can still move the invoice; expiry only where API.md allows it.
+# The simulator acts only where a payment can still move the invoice; expiry where the table allows it.
 SANDBOX_ACTIONS: dict[str, tuple[str, ...]] = {
     "pay-exact": ACCEPTS_PAYMENT,
     "pay-less": ACCEPTS_PAYMENT,
@@ -217,7 +217,7 @@ def _context(invoice: Invoice, form: ProceedForm | None = None) -> dict[str, Any
         "total": format_amount(invoice.total, decimals=decimals),
         "logo_url": _web_url(invoice.company.logo_url),
         "redirect_url": _redirect_url(invoice),
-        "redirect_seconds": int(getattr(settings, "PAY_PAGE_REDIRECT_SECONDS", 5)),
+        "redirect_seconds": int(settings.PAY_PAGE_REDIRECT_SECONDS),
         "poll_seconds": settings.PAY_PAGE_POLL_SECONDS,
         "api_url": reverse("invoice", args=[invoice.pk]),
         "page_url": reverse("pay", args=[invoice.pk]),

@@ -1,4 +1,4 @@
-"""The one asset registry (DECISIONS.md §3): payment codes, their figures, and invoice currencies (API.md §8).
+"""The one asset registry: payment codes, their figures, and invoice currencies (docs/api.md).
 
 Figures are defaults; a deployment overrides them with the `ASSET_OVERRIDES` setting, e.g.
 `{"btc": {"min_withdrawal": "0.001", "confirmations": 3, "invoice_lifetime_minutes": 90}}`.
@@ -147,7 +147,7 @@ _DEFAULTS: tuple[Asset, ...] = (
 )
 # fmt: on
 
-# API.md §2.4 order for `company.assets`.
+# docs/api.md order for `company.assets`.
 BASE_ASSETS: tuple[str, ...] = (
     "btc",
     "eth",
@@ -162,7 +162,7 @@ BASE_ASSETS: tuple[str, ...] = (
     "bch",
 )
 
-# Price decimal places per invoice currency (API.md §8).
+# Price decimal places per invoice currency (docs/api.md).
 INVOICE_CURRENCIES: dict[str, int] = {
     "usd": 2,
     "eur": 2,
@@ -247,7 +247,7 @@ def _override_value(code: str, field: str, value: Any, asset: Asset) -> tuple[st
 @functools.cache
 def _registry() -> dict[str, Asset]:
     assets = {asset.code: asset for asset in _DEFAULTS}
-    overrides = getattr(settings, "ASSET_OVERRIDES", {}) or {}
+    overrides = settings.ASSET_OVERRIDES or {}
     if not isinstance(overrides, dict):
         raise ImproperlyConfigured("ASSET_OVERRIDES must be a dict of payment code -> {field: value}.")
     for raw_code, fields in overrides.items():
@@ -296,7 +296,7 @@ def assets_for_base(base: str) -> list[Asset]:
 
 
 def price_decimals(currency: str) -> int:
-    """Decimal places of invoice item prices in this invoice currency (API.md §8)."""
+    """Decimal places of invoice item prices in this invoice currency (docs/api.md)."""
     places = INVOICE_CURRENCIES.get(_normalized_or_none(currency) or "")
     if places is None:
         from payments.errors import UnsupportedCurrency  # see get_asset

@@ -1,4 +1,4 @@
-"""Bearer-token authentication for the API (API.md §5): `Authorization: Bearer <public token>`."""
+"""Bearer-token authentication for the API (docs/api.md): `Authorization: Bearer <public token>`."""
 
 from __future__ import annotations
 

@@ -35,7 +35,7 @@ def refuse_unsafe_start() -> None:
     Called when Django is set up (PaymentsConfig.ready), so the web, the worker, beat and every management
     command refuse the same configuration that `manage.py check --deploy` reports.
     """
-    if not getattr(settings, "KASSA_STARTUP_CHECKS", False):
+    if not settings.KASSA_STARTUP_CHECKS:
         return
     messages = run_checks(tags=[TAG], include_deployment_checks=True)
     errors = [message for message in messages if message.is_serious() and not message.is_silenced()]
@@ -79,7 +79,7 @@ def check_secret_key(**kwargs: Any) -> list[CheckMessage]:
 @register(TAG, deploy=True)
 def check_field_encryption_key(**kwargs: Any) -> list[CheckMessage]:
     """Signing secrets are encrypted with these keys; a bad one would fail only at first use (keys.py)."""
-    value = getattr(settings, "FIELD_ENCRYPTION_KEY", "")
+    value = settings.FIELD_ENCRYPTION_KEY
     hint = f"Set the FIELD_ENCRYPTION_KEY environment variable; make a key with: {_MAKE_FERNET_KEY}"
     # Empty parts are skipped, as payments/keys.py does when it builds the keys.
     keys = [key.strip() for key in value.split(",") if key.strip()] if isinstance(value, str) else []
@@ -107,7 +107,7 @@ def _is_fernet_key(key: str) -> bool:
 
 @register(TAG, deploy=True)
 def check_webhook_private_hosts(**kwargs: Any) -> list[CheckMessage]:
-    if not getattr(settings, "WEBHOOK_ALLOW_PRIVATE_HOSTS", False):
+    if not settings.WEBHOOK_ALLOW_PRIVATE_HOSTS:
         return []
     return [
         Error(

@@ -1,4 +1,4 @@
-"""Domain errors and the one place that renders every API error as problem+json (DECISIONS.md §2).
+"""Domain errors and the one place that renders every API error as problem+json (docs/decisions.md).
 
 A service raises a `DomainError` subclass (or a DRF exception); `problem_exception_handler` turns it into
 `application/problem+json` with a stable `code`. Anything unmapped stays a 500: that is a bug to fix.

@@ -1,4 +1,4 @@
-"""The ledger: the only place a balance changes (ARCHITECTURE.md, Money).
+"""The ledger: the only place a balance changes (docs/architecture.md).
 
 Every change locks the `Account` row (`select_for_update`) inside `transaction.atomic`, changes
 `available`/`held` and appends exactly one `LedgerEntry` carrying the deltas, so each account always equals

@@ -171,7 +171,7 @@ class DepositAddress(models.Model):
 
 
 class StaticDepositAddress(models.Model):
-    """A permanent address for one of the merchant's users (DECISIONS.md §8)."""
+    """A permanent address for one of the merchant's users (docs/decisions.md)."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     company = models.ForeignKey(Company, on_delete=models.PROTECT, related_name="static_addresses")

@@ -1,4 +1,4 @@
-"""Money helpers: `Decimal` only, and every rounding names its direction (DECISIONS.md §1)."""
+"""Money helpers: `Decimal` only, and every rounding names its direction (docs/decisions.md)."""
 
 from __future__ import annotations
 
@@ -132,7 +132,7 @@ def _integer_digits(value: Decimal) -> int:
 
 
 def check_places(value: Decimal, *, decimals: int) -> None:
-    """Refuse rather than round: extra decimals in input are a 400, not a silent change (DECISIONS.md §1)."""
+    """Refuse rather than round: extra decimals in input are a 400, never a silent change."""
     _require_decimals(decimals)
     if decimal_places(value) > decimals:
         raise InvalidAmount(f"At most {decimals} decimal places are allowed.")

@@ -1,4 +1,4 @@
-"""Exchange rates: invoice currency -> payment code, every pair through USD (locked at proceed, DECISIONS §4).
+"""Exchange rates: invoice currency -> payment code, every pair through USD (locked at fill).
 
 A provider knows one thing: `usd_price(symbol)`, the USD price of one unit of a symbol (`PRICE_SYMBOLS`).
 `rate(from_currency, to_code)` divides two of them, so crypto-to-crypto (btc -> eth) and fiat-to-crypto
@@ -17,14 +17,8 @@ import functools
 import hashlib
 import json
 import logging
-import os
-import tempfile
-import threading
 import time
-from collections.abc import Mapping
-from datetime import UTC, datetime
 from decimal import ROUND_DOWN, Decimal, localcontext
-from pathlib import Path
 from typing import Any, Protocol
 
 import requests
@@ -37,27 +31,25 @@ from django.dispatch import receiver
 from django.utils.module_loading import import_string
 
 from payments.assets import get_asset, normalize_code, price_decimals
-from payments.errors import DomainError, UnsupportedCurrency
-from payments.money import MONEY_CONTEXT, InvalidAmount, check_range, number_text, quantize, to_decimal
+from payments.errors import UnsupportedCurrency
+from payments.money import MONEY_CONTEXT, InvalidAmount, quantize
+from payments.rate_table import (  # noqa: F401 - the rates API, re-exported
+    PRICE_SYMBOLS,
+    RateUnavailable,
+    StaticRateProvider,
+    _file_cache,
+    _file_lock,
+    _refuse_constant,
+    _setting_table,
+    parse_price,
+    rates_file_path,
+    read_rates_file,
+    static_prices,
+    write_rates_file,
+)
 
 logger = logging.getLogger(__name__)
 
-# Every symbol a provider must price in USD: the invoice currencies other than usd, and the payment codes'
-# base assets (usdt prices both trc20usdt and usdterc20).
-PRICE_SYMBOLS: tuple[str, ...] = (
-    "eur",
-    "btc",
-    "eth",
-    "usdt",
-    "usdc",
-    "sol",
-    "ton",
-    "bnb",
-    "ltc",
-    "trx",
-    "bch",
-    "near",
-)
 
 # Rounding of a rate: DOWN (truncation), at 18 decimal places. 18 places because the rate is stored in the
 # invoice's DecimalField(36, 18) column and shown as `paymentDetails.rate`. DOWN because the caller rounds
@@ -71,12 +63,6 @@ RATE_DECIMALS = 18
 RATE_ROUNDING = ROUND_DOWN
 # Below this a rate keeps fewer than 9 significant digits at 18 places: a broken price table, not a market.
 MIN_RATE = Decimal("1e-9")
-
-
-class RateUnavailable(DomainError):
-    status = 503
-    code = "rate_unavailable"
-    default_detail = "No exchange rate is available right now; try again in a minute."
 
 
 class RateProvider(Protocol):
@@ -125,19 +111,7 @@ def usd_price(symbol: str) -> Decimal:
 
 def get_provider() -> RateProvider:
     """The provider named by `RATES_PROVIDER`; one instance per setting value."""
-    return _provider(getattr(settings, "RATES_PROVIDER", "static") or "static")
-
-
-def parse_price(value: Any) -> Decimal:
-    """A USD price from a setting, the rates file or the command line: a positive finite number.
-
-    Floats are refused (write "0.24", not 0.24); raises InvalidAmount.
-    """
-    price = to_decimal(value)
-    if price <= 0:
-        raise InvalidAmount("A price must be greater than 0.")
-    check_range(price)
-    return price
+    return _provider(settings.RATES_PROVIDER or "static")
 
 
 # --- Provider selection -------------------------------------------------------------------------------------
@@ -184,125 +158,6 @@ def _reset(*, setting: str, **kwargs: Any) -> None:
             _file_cache.clear()
 
 
-# --- Static table -------------------------------------------------------------------------------------------
-
-
-class StaticRateProvider:
-    """`RATES_STATIC_USD`, overlaid symbol by symbol by the `RATES_FILE` that `update_rates` writes."""
-
-    name = "static"
-
-    def usd_price(self, symbol: str) -> Decimal:
-        price = static_prices().get(symbol)
-        if price is None:
-            raise RateUnavailable(f"The static rate table has no {symbol} price.")
-        return price
-
-
-def static_prices() -> dict[str, Decimal]:
-    """The static table in force: the setting, then the rates file's entries over it."""
-    table = dict(_setting_table())
-    from_file = read_rates_file(rates_file_path())
-    if from_file is not None:
-        table.update(from_file["usd"])
-    return table
-
-
-def rates_file_path() -> Path:
-    return Path(getattr(settings, "RATES_FILE", Path(settings.VAR_DIR) / "rates.json"))
-
-
-@functools.cache
-def _setting_table() -> dict[str, Decimal]:
-    raw = getattr(settings, "RATES_STATIC_USD", {}) or {}
-    if not isinstance(raw, Mapping):
-        raise ImproperlyConfigured("RATES_STATIC_USD must be a dict of symbol -> USD price (a string).")
-    table: dict[str, Decimal] = {}
-    for key, value in raw.items():
-        symbol = normalize_code(key) if isinstance(key, str) else ""
-        if symbol not in PRICE_SYMBOLS:
-            raise ImproperlyConfigured(f"RATES_STATIC_USD: unknown symbol {key!r}; known: {PRICE_SYMBOLS}.")
-        try:
-            table[symbol] = parse_price(value)
-        except InvalidAmount as exc:
-            raise ImproperlyConfigured(f"RATES_STATIC_USD[{key!r}]: {exc}") from exc
-    return table
-
-
-# Parsed file per path, keyed by (mtime, size, inode): update_rates replaces the file (new inode), so even
-# two writes within one mtime tick are told apart, and a hand edit applies on the next call.
-_file_cache: dict[str, tuple[tuple[int, int, int], dict[str, Any]]] = {}
-_file_lock = threading.Lock()
-
-
-def read_rates_file(path: Path) -> dict[str, Any] | None:
-    """{"usd": {symbol: Decimal}, "source": str, "updatedAt": str}, or None when there is no file.
-
-    A file that is there but unreadable is a RateUnavailable: falling back to the setting's (older,
-    perhaps far older) figures without anyone noticing would price invoices wrongly.
-    """
-    try:
-        stat = path.stat()
-    except FileNotFoundError:
-        return None
-    key = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
-    with _file_lock:
-        cached = _file_cache.get(str(path))
-    if cached is not None and cached[0] == key:
-        return cached[1]
-    try:
-        parsed = _parse_rates_file(path.read_bytes())
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as exc:
-        logger.error("rates: %s is unusable: %s", path, exc)
-        raise RateUnavailable(f"The rates file is unusable: {exc}") from exc
-    with _file_lock:
-        _file_cache[str(path)] = (key, parsed)
-    return parsed
-
-
-def _parse_rates_file(raw: bytes) -> dict[str, Any]:
-    data = json.loads(raw, parse_float=Decimal, parse_constant=_refuse_constant)
-    if not isinstance(data, dict) or not isinstance(data.get("usd"), dict):
-        raise ValueError('expected {"usd": {symbol: price, ...}}')
-    prices: dict[str, Decimal] = {}
-    for symbol, value in data["usd"].items():
-        if symbol not in PRICE_SYMBOLS:
-            raise ValueError(f"unknown symbol {symbol!r}")
-        try:
-            prices[symbol] = parse_price(value)
-        except InvalidAmount as exc:
-            raise ValueError(f"{symbol}: {exc}") from exc
-    return {"usd": prices, "source": str(data.get("source", "")), "updatedAt": str(data.get("updatedAt", ""))}
-
-
-def write_rates_file(path: Path, prices: Mapping[str, Decimal], *, source: str) -> None:
-    """Replace the rates file atomically: readers see the old file or the new one, never half of one."""
-    body = {
-        "source": source,
-        "updatedAt": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-        "usd": {symbol: number_text(prices[symbol]) for symbol in PRICE_SYMBOLS if symbol in prices},
-    }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(body, handle, indent=2)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp_name, 0o644)  # mkstemp makes it 0600; web and worker may run as other users
-        os.replace(temp_name, path)
-    except BaseException:
-        Path(temp_name).unlink(missing_ok=True)
-        raise
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a price")
-
-
 # --- HTTP (CoinGecko /simple/price format) -----------------------------------------------------------------
 
 COINGECKO_IDS: dict[str, str] = {
@@ -346,7 +201,7 @@ class HttpRateProvider:
             return Decimal(text)
         reason = entry["error"] or f"no usable {symbol} price in the answer"
         kept = (cache.get(self._key("last-good")) or {}).get(symbol)
-        stale_seconds = _setting("RATES_STALE_SECONDS", 3600)
+        stale_seconds = settings.RATES_STALE_SECONDS
         if kept is not None and _now() - kept[1] <= stale_seconds:
             logger.warning(
                 "rates: using the %s price from %d s ago (%s)", symbol, int(_now() - kept[1]), reason
@@ -359,11 +214,11 @@ class HttpRateProvider:
         url = f"{_base_url()}/simple/price"
         params = {"ids": ",".join(COINGECKO_IDS.values()), "vs_currencies": "usd,eur"}
         headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
-        api_key = _setting("RATES_HTTP_API_KEY", "")
+        api_key = settings.RATES_HTTP_API_KEY
         if api_key:
             headers["x-cg-demo-api-key"] = api_key
-        connect = _setting("RATES_HTTP_CONNECT_TIMEOUT_SECONDS", 3)
-        total = _setting("RATES_HTTP_TIMEOUT_SECONDS", 10)
+        connect = settings.RATES_HTTP_CONNECT_TIMEOUT_SECONDS
+        total = settings.RATES_HTTP_TIMEOUT_SECONDS
         t0 = time.monotonic()
         try:
             # The read timeout bounds each wait for bytes; the clock check below bounds a slow trickle.
@@ -405,7 +260,7 @@ class HttpRateProvider:
         entry = cache.get(fresh_key)
         if entry is not None:
             return entry  # type: ignore[no-any-return]
-        cache_seconds = _setting("RATES_CACHE_SECONDS", 60)
+        cache_seconds = settings.RATES_CACHE_SECONDS
         try:
             prices = self.fetch()
         except RateUnavailable as exc:
@@ -430,7 +285,7 @@ class HttpRateProvider:
         kept = dict(cache.get(key) or {})
         now = _now()
         kept.update({symbol: (text, now) for symbol, text in prices.items()})
-        stale_seconds = _setting("RATES_STALE_SECONDS", 3600)
+        stale_seconds = settings.RATES_STALE_SECONDS
         if stale_seconds > 0:
             cache.set(key, kept, stale_seconds)
 
@@ -469,8 +324,4 @@ def _quote(data: dict[str, Any], coin: str, currency: str) -> Decimal | None:
 
 
 def _base_url() -> str:
-    return str(_setting("RATES_HTTP_URL", "https://api.coingecko.com/api/v3")).rstrip("/")
-
-
-def _setting(name: str, default: Any) -> Any:
-    return getattr(settings, name, default)
+    return str(settings.RATES_HTTP_URL).rstrip("/")

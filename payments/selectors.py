@@ -1,4 +1,4 @@
-"""Reads on merchants and their balances (`<noun>_get_*`, `<noun>_list_*`, STYLE.md)."""
+"""Reads on merchants and their balances (`<noun>_get_*`, `<noun>_list_*`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Writes on merchants: creation, token and secret rotation, webhook URL (`<noun>_<verb>`, STYLE.md)."""
+"""Writes on merchants: creation, token and secret rotation, webhook URL (`<noun>_<verb>`)."""
 
 from __future__ import annotations
 
@@ -176,7 +176,7 @@ def signing_secret_errors(secret: str) -> list[FieldError]:
             )
         ]
     if secret != secret.strip():
-        # Receivers and Kassa both trim the secret before signing (API.md §5): a space there would be lost.
+        # Receivers and Kassa both trim the secret before signing (docs/api.md): a space there would be lost.
         return [FieldError("secret", "invalid_secret", "The secret must not start or end with a space.")]
     return []
 
@@ -211,7 +211,7 @@ def company_set_payment_settings(
     if errors:
         raise ValidationFailed(errors)
     company = Company.objects.select_for_update().get(pk=company_id)
-    company.allowed_assets = [base for base in BASE_ASSETS if base in wanted]  # API.md order
+    company.allowed_assets = [base for base in BASE_ASSETS if base in wanted]  # the documented order
     company.default_fee_payer = default_fee_payer
     company.save(update_fields=["allowed_assets", "default_fee_payer", "updated_at"])
     return company

@@ -1,4 +1,4 @@
-"""Static deposit addresses (DECISIONS.md §8) and their deposit webhooks (API.md 6.3)."""
+"""Static deposit addresses (docs/decisions.md) and their deposit webhooks (docs/api.md)."""
 
 from __future__ import annotations
 

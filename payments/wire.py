@@ -1,4 +1,4 @@
-"""Wire formats shared by every API and webhook (DECISIONS.md §1)."""
+"""Wire formats shared by every API and webhook (docs/decisions.md)."""
 
 from __future__ import annotations
 

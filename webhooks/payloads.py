@@ -1,7 +1,7 @@
-"""One body builder per family, keys in API.md's documented order (6.1, 6.2, 6.3), types per DECISIONS.md §1.
+"""One body builder per family, keys in the documented order (docs/api.md), types per docs/decisions.md.
 
 The builders return ordered dicts; `payments.jsonutil.dumps` writes them compactly with Decimals as raw
-numbers where API.md types a field as number. A payment on the sandbox chain (simulated money) carries one
+numbers where the API reference types a number. A payment on the sandbox chain (simulated money) carries one
 more key after the documented ones, `"sandbox": true`; real payments never have it.
 """
 
@@ -32,7 +32,7 @@ def _mark_sandbox(body: dict[str, Any], sandbox: bool) -> dict[str, Any]:
 
 
 def invoice_body(*, invoice_id: str, status: str, sandbox: bool = False) -> dict[str, Any]:
-    """API.md 6.1: invoiceId, status, message."""
+    """docs/api.md: invoiceId, status, message."""
     body = {"invoiceId": invoice_id, "status": status, "message": INVOICE_MESSAGES[status]}
     return _mark_sandbox(body, sandbox)
 
@@ -49,9 +49,9 @@ def withdrawal_body(
     uid: str,
     sandbox: bool = False,
 ) -> dict[str, Any]:
-    """API.md 6.2: type, status, asset, dchain, amount (number), fee (string), to, txHash, uid.
+    """docs/api.md: type, status, asset, dchain, amount (number), fee (string), to, txHash, uid.
 
-    `txHash` is "" in the first processing webhook and absent from rejected ones (DECISIONS.md §5).
+    `txHash` is "" in the first processing webhook and absent from rejected ones (docs/decisions.md).
     """
     if status not in WITHDRAWAL_STATUSES:
         raise ValueError(f"unknown withdrawal webhook status {status!r}")
@@ -84,10 +84,10 @@ def deposit_body(
     fee_payer: str,
     sandbox: bool = False,
 ) -> dict[str, Any]:
-    """API.md 6.3: amount, asset, network, depositAddress, status, id, internal_user_id, hash, email,
+    """docs/api.md: amount, asset, network, depositAddress, status, id, internal_user_id, hash, email,
     feePayer.
 
-    `amount` is a string (API.md does not type it as number; DECISIONS.md §1). `email` is omitted when the
+    `amount` is a string (the API documents it as a string; docs/decisions.md). `email` is omitted when the
     address has none.
     """
     if status not in DEPOSIT_STATUSES:

@@ -56,10 +56,6 @@ UNDECRYPTABLE_ERROR = (
 )
 
 
-def _setting(name: str) -> Any:
-    return getattr(settings, name)
-
-
 # --- publish ----------------------------------------------------------------------------------------------
 
 
@@ -124,7 +120,7 @@ def _claim(event_id: UUID | str, token: UUID | None) -> UUID | None:
         .filter(_lease_free(now, token))
         .update(
             lease_token=new_token,
-            lease_expires_at=now + timedelta(seconds=_setting("WEBHOOK_LEASE_SECONDS")),
+            lease_expires_at=now + timedelta(seconds=settings.WEBHOOK_LEASE_SECONDS),
         )
     )
     return new_token if claimed else None
@@ -211,7 +207,7 @@ def webhook_post(url: str, body: bytes, headers: dict[str, str]) -> PostResult:
     Never raises: whatever went wrong is the result's `error`."""
     started_at = timezone.now()
     t0 = time.monotonic()
-    total = _setting("WEBHOOK_TOTAL_TIMEOUT_SECONDS")
+    total = settings.WEBHOOK_TOTAL_TIMEOUT_SECONDS
     status_code: int | None = None
     excerpt = error = ""
     cut = None
@@ -224,7 +220,7 @@ def webhook_post(url: str, body: bytes, headers: dict[str, str]) -> PostResult:
                 url,
                 data=body,
                 headers=headers,
-                timeout=(_setting("WEBHOOK_CONNECT_TIMEOUT_SECONDS"), total),
+                timeout=(settings.WEBHOOK_CONNECT_TIMEOUT_SECONDS, total),
                 allow_redirects=False,
                 stream=True,
             )
@@ -248,16 +244,16 @@ def webhook_post(url: str, body: bytes, headers: dict[str, str]) -> PostResult:
 def _post_error(exc: Exception, total: float) -> str:
     """Any failure is an attempt's error text (urllib3 read errors surface as their own types)."""
     if isinstance(exc, requests.Timeout):
-        return f"timed out (connect {_setting('WEBHOOK_CONNECT_TIMEOUT_SECONDS')} s, total {total} s)"
+        return f"timed out (connect {settings.WEBHOOK_CONNECT_TIMEOUT_SECONDS} s, total {total} s)"
     return f"{exc.__class__.__name__}: {exc}"
 
 
 def _retry_delay(attempt_count: int) -> float | None:
     """Seconds before the next attempt after `attempt_count` failures, with jitter; None when exhausted."""
-    schedule = _setting("WEBHOOK_RETRY_SCHEDULE_SECONDS")
+    schedule = settings.WEBHOOK_RETRY_SCHEDULE_SECONDS
     if attempt_count > len(schedule):
         return None
-    jitter = _setting("WEBHOOK_RETRY_JITTER")
+    jitter = settings.WEBHOOK_RETRY_JITTER
     return schedule[attempt_count - 1] * random.uniform(1 - jitter, 1 + jitter)  # seconds, not money
 
 
@@ -299,7 +295,7 @@ def _record(
         else:
             event.next_attempt_at = timezone.now() + timedelta(seconds=delay)
             # Short waits ride on a countdown message; long ones are found by the poller.
-            if delay <= _setting("WEBHOOK_COUNTDOWN_MAX_SECONDS"):
+            if delay <= settings.WEBHOOK_COUNTDOWN_MAX_SECONDS:
                 webhook_deliver.apply_async_on_commit((str(event.pk),), countdown=delay + 0.5)
     event.save(
         update_fields=[
@@ -330,7 +326,7 @@ def webhook_poll_due(*, limit: int | None = None) -> int:
     webhook_deliver = task(DELIVER_TASK)
     now = timezone.now()
     # A fresh event's own message normally claims it within moments; the grace keeps the poller out of that.
-    overdue = now - timedelta(seconds=_setting("WEBHOOK_POLL_GRACE_SECONDS"))
+    overdue = now - timedelta(seconds=settings.WEBHOOK_POLL_GRACE_SECONDS)
     token = uuid.uuid4()
     with transaction.atomic():
         ids = list(
@@ -338,13 +334,13 @@ def webhook_poll_due(*, limit: int | None = None) -> int:
             .filter(status=WebhookEvent.Status.PENDING, next_attempt_at__lte=overdue)
             .filter(_lease_free(now, None))
             .order_by("next_attempt_at")
-            .values_list("pk", flat=True)[: limit or _setting("WEBHOOK_POLL_BATCH")]
+            .values_list("pk", flat=True)[: limit or settings.WEBHOOK_POLL_BATCH]
         )
         if ids:
             # Reserve them for the messages sent now, so the next poll does not enqueue them again.
             WebhookEvent.objects.filter(pk__in=ids).update(
                 lease_token=token,
-                lease_expires_at=now + timedelta(seconds=_setting("WEBHOOK_ENQUEUE_LEASE_SECONDS")),
+                lease_expires_at=now + timedelta(seconds=settings.WEBHOOK_ENQUEUE_LEASE_SECONDS),
             )
             for event_id in ids:
                 webhook_deliver.delay_on_commit(str(event_id), str(token))

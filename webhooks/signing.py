@@ -1,4 +1,4 @@
-"""Webhook signatures: the documented `signature` header and the Standard Webhooks headers (DECISIONS.md §7).
+"""Webhook signatures: the documented `signature` header and the Standard Webhooks headers.
 
 Receivers use `verify` (or the README's snippets); the delivery code uses `signed_headers`.
 """
@@ -16,7 +16,7 @@ from payments.services import SECRET_PREFIX
 
 
 def signature(secret: str, body: bytes) -> str:
-    """API.md §5: lowercase hex HMAC-SHA512 of the exact body, keyed with the whitespace-trimmed secret."""
+    """docs/api.md: lowercase hex HMAC-SHA512 of the exact body, keyed with the whitespace-trimmed secret."""
     return hmac.new(secret.strip().encode(), body, hashlib.sha512).hexdigest()
 
 

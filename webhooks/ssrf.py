@@ -1,4 +1,4 @@
-"""SSRF guard for merchant webhook URLs (DECISIONS.md §7).
+"""SSRF guard for merchant webhook URLs (docs/decisions.md).
 
 The URL is checked twice: when the merchant saves it (`validate_webhook_url`) and when a delivery
 connects (`resolve_public_addresses`). The second check returns the exact addresses to dial, so a DNS
@@ -128,7 +128,7 @@ def resolve_public_addresses(host: str, port: int) -> list[AddrInfo]:
 
 def _private_hosts_allowed() -> bool:
     # Read per call, not at import, so settings overrides (tests, per-deployment config) take effect.
-    return bool(getattr(settings, "WEBHOOK_ALLOW_PRIVATE_HOSTS", False))
+    return bool(settings.WEBHOOK_ALLOW_PRIVATE_HOSTS)
 
 
 def _parse_url(url: str) -> tuple[_Host, int]:

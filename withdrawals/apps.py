@@ -11,7 +11,8 @@ class WithdrawalsConfig(AppConfig):
         from invoices.services import refund_handlers
         from withdrawals import tasks  # noqa: F401 - registers the tasks the services enqueue by name
         from withdrawals.auto_withdrawals import auto_withdrawal_sandbox_after_blocks
-        from withdrawals.services import withdrawal_refund_invoice, withdrawal_sandbox_after_blocks
+        from withdrawals.refunds import withdrawal_refund_invoice
+        from withdrawals.services import withdrawal_sandbox_after_blocks
 
         # Guarded: ready() may run more than once (tests that reload apps), a hook must not run twice.
         if withdrawal_refund_invoice not in refund_handlers:

@@ -1,4 +1,4 @@
-"""Automatic withdrawals (API.md 2.1, 4.1-4.2; DECISIONS.md §6): the per-code rules and their sweeps.
+"""Automatic withdrawals (docs/api.md): the per-code rules and their sweeps.
 
 A sweep is an ordinary withdrawal marked automatic (`withdrawal_accept`, same holds and webhooks): when a
 rule is enabled and the available balance reached its amount, the whole available balance less the

@@ -1,4 +1,4 @@
-"""`Idempotency-Key` for POST /api/transactions/withdraw (DECISIONS.md §5).
+"""`Idempotency-Key` for POST /api/transactions/withdraw (docs/decisions.md).
 
 Insert first: the key row is inserted (claimed) in its own short transaction before anything executes, so
 the unique (company, key) constraint picks exactly one executor among concurrent identical requests. The

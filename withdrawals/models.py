@@ -8,8 +8,6 @@ from payments.fields import MoneyField, money_check
 from payments.models import Company
 from payments.money import MONEY_CONTEXT
 
-STATUSES = ["processing", "done", "rejected"]
-
 
 class WithdrawalCounter(models.Model):
     """The next withdrawal sequence of a company, handed out under a row lock (uids are never reused)."""
@@ -34,13 +32,16 @@ class WithdrawalRequest(models.Model):
         return f"request {self.pk} ({self.item_count} items)"
 
 
-class Withdrawal(models.Model):
-    class Status(models.TextChoices):
-        PROCESSING = "processing"  # accepted and held; broadcast or not yet (txid tells)
-        DONE = "done"  # confirmed on chain; the hold was posted
-        REJECTED = "rejected"  # screened out or failed on chain; the hold was released
+class WithdrawalStatus(models.TextChoices):
+    PROCESSING = "processing"  # accepted and held; broadcast or not yet (txid tells)
+    DONE = "done"  # confirmed on chain; the hold was posted
+    REJECTED = "rejected"  # screened out or failed on chain; the hold was released
 
-    # "<company number, 3+ digits>-<sequence>" (DECISIONS.md §1), also the webhook `uid`.
+
+class Withdrawal(models.Model):
+    Status = WithdrawalStatus
+
+    # "<company number, 3+ digits>-<sequence>" (docs/decisions.md), also the webhook `uid`.
     uid = models.CharField(max_length=32, unique=True)
     company = models.ForeignKey(Company, on_delete=models.PROTECT, related_name="withdrawals")
     request = models.ForeignKey(
@@ -67,12 +68,15 @@ class Withdrawal(models.Model):
 
     class Meta:
         constraints = [
-            models.CheckConstraint(condition=models.Q(status__in=STATUSES), name="withdrawal_status_valid"),
+            models.CheckConstraint(
+                condition=models.Q(status__in=[status.value for status in WithdrawalStatus]),
+                name="withdrawal_status_valid",
+            ),
             models.CheckConstraint(
                 condition=money_check("amount", strictly_positive=True), name="withdrawal_amount_positive"
             ),
             models.CheckConstraint(condition=money_check("fee"), name="withdrawal_fee_not_negative"),
-            # Never two sweeps in flight for one company and asset (DECISIONS.md §6), whatever races.
+            # Never two sweeps in flight for one company and asset (docs/decisions.md), whatever races.
             models.UniqueConstraint(
                 fields=["company", "code"],
                 condition=models.Q(is_automatic=True, status="processing"),
@@ -105,7 +109,7 @@ class Withdrawal(models.Model):
 
 
 class IdempotencyKey(models.Model):
-    """An `Idempotency-Key` of one company (DECISIONS.md §5), kept 24 h.
+    """An `Idempotency-Key` of one company (docs/decisions.md), kept 24 h.
 
     Inserted (claimed) in its own transaction before the request executes; the response is stored in the
     transaction that executes it, so a stored response always means the request's effects committed.
@@ -131,7 +135,7 @@ class IdempotencyKey(models.Model):
 
 
 class AutoWithdrawalRule(models.Model):
-    """API.md 2.1 / DECISIONS.md §6: when enabled and available >= amount, sweep the balance to address."""
+    """docs/api.md: when enabled and available >= amount, sweep the balance to address."""
 
     company = models.ForeignKey(Company, on_delete=models.PROTECT, related_name="auto_withdrawal_rules")
     code = models.CharField(max_length=16)

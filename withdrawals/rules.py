@@ -1,4 +1,4 @@
-"""The rules every withdrawal meets, whoever asks for it (API.md 4.3, DECISIONS.md §5).
+"""The rules every withdrawal meets, whoever asks for it (docs/api.md, docs/decisions.md).
 
 Manual and bulk withdrawals, automatic sweeps, invoice refunds and the auto-withdrawal settings all check
 a destination through `check_destination` and an amount through `check_amount`, so the four can never

@@ -1,4 +1,4 @@
-"""Compliance screening (AML/TMS) of a withdrawal before it is broadcast (API.md 3.2: rejected).
+"""Compliance screening (AML/TMS) of a withdrawal before it is broadcast (docs/api.md: rejected).
 
 The `WITHDRAWAL_SCREEN` setting names the class (dotted path). The default, `DenyListScreen`, refuses the
 addresses of the `WITHDRAWAL_DENY_ADDRESSES` setting and allows everything else (so with an empty list it

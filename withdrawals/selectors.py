@@ -1,4 +1,4 @@
-"""Reads, always scoped by company (`withdrawal_get_*`, `withdrawal_list_*`, STYLE.md)."""
+"""Reads, always scoped by company (`withdrawal_get_*`, `withdrawal_list_*`)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
-"""The withdrawal state machine (API.md 3.2, 6.2; DECISIONS.md §5, §6): one function per transition.
+"""The withdrawal state machine (docs/api.md): one function per transition.
 
 `grep "^def withdrawal_" withdrawals/services.py` lists it:
 
     (new) --withdrawal_accept--> processing (txid ""), reached from withdrawal_request (API),
-          withdrawal_refund_invoice (invoices) and auto_withdrawal_sweep (auto_withdrawals.py)
+          withdrawal_refund_invoice (refunds.py, for invoices) and auto_withdrawal_sweep (auto_withdrawals.py)
     processing (txid "") --withdrawal_broadcast--> processing (txid set), or rejected when screened out
     processing (txid set) --withdrawal_complete--> done          (withdrawal_check asks the chain)
     processing --withdrawal_reject / withdrawal_sandbox_reject--> rejected
@@ -53,7 +53,7 @@ from withdrawals.rules import CheckedItem, WithdrawalItem, check_item
 from withdrawals.screening import get_screen
 
 if TYPE_CHECKING:
-    from invoices.models import Invoice
+    pass
 
 logger = logging.getLogger(__name__)
 
@@ -182,7 +182,7 @@ def withdrawal_accept(
     return withdrawals
 
 
-def _insufficient_errors(
+def insufficient_errors(
     exc: InsufficientBalance, items: Sequence[CheckedItem], field: Callable[[int], str]
 ) -> ValidationFailed:
     short = {shortfall.code: shortfall for shortfall in exc.shortfalls}
@@ -244,49 +244,15 @@ def withdrawal_request(
         try:
             withdrawals = withdrawal_accept(company=company, items=checked, request=request)
         except InsufficientBalance as exc:
-            raise _insufficient_errors(exc, checked, lambda index: f"items[{index}].amount") from exc
+            raise insufficient_errors(exc, checked, lambda index: f"items[{index}].amount") from exc
         if on_accepted is not None:
             on_accepted(withdrawals)
     return withdrawals
 
 
 def withdrawal_results(withdrawals: Sequence[Withdrawal]) -> list[dict[str, Any]]:
-    """API.md 2.3: the response entry of each accepted item, in request order."""
+    """docs/api.md: the response entry of each accepted item, in request order."""
     return [{"message": ACCEPTED_MESSAGE, "success": True, "uid": w.uid} for w in withdrawals]
-
-
-def withdrawal_refund_invoice(invoice: Invoice) -> Withdrawal:
-    """invoices.services.refund_handlers: send what arrived, less the network fee, back to the client.
-
-    Called inside invoice_refund's transaction right after paid_amount was credited, so the hold of
-    amount + fee (= paid_amount) always finds the balance. Errors name the refund endpoint's fields.
-    """
-    existing = Withdrawal.objects.filter(refund_invoice_id=invoice.pk).first()
-    if existing is not None:
-        return existing
-    asset = get_asset(invoice.payment_code)
-    with localcontext(MONEY_CONTEXT):
-        net = invoice.paid_amount - asset.network_fee
-    if net <= 0:
-        raise ValidationFailed(
-            [
-                FieldError(
-                    "amount",
-                    "below_minimum",
-                    f"{number_text(invoice.paid_amount)} {asset.code} does not cover the network fee",
-                )
-            ]
-        )
-    item = WithdrawalItem(asset=asset.code, to=invoice.refund_address, amount=net, tag=invoice.refund_tag)
-    checked, errors = check_item(item)
-    if errors:
-        renamed = {"to": "address"}
-        raise ValidationFailed([FieldError(renamed.get(e.field, e.field), e.code, e.message) for e in errors])
-    assert checked is not None
-    try:
-        return withdrawal_accept(company=invoice.company, items=[checked], refund_invoice_id=invoice.pk)[0]
-    except InsufficientBalance as exc:
-        raise _insufficient_errors(exc, [checked], lambda index: "amount") from exc
 
 
 # --- processing: broadcast, complete, reject ------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Address validation per payment code (chains/addresses.py; DECISIONS.md §3, §5).
+"""Address validation per payment code (chains/addresses.py; docs/decisions.md).
 
 Vectors are published ones where they exist: BIP-173/BIP-350, the CashAddr spec, EIP-55, Litecoin Core's
 key_io_valid.json, nearcore's account-ID tests, ton.org's address docs. A few are derived here from those

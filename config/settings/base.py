@@ -268,7 +268,7 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
 }
 
-# --- Webhook delivery (DECISIONS.md §7) -----------------------------------------------------------------
+# --- Webhook delivery (docs/decisions.md) -----------------------------------------------------------------
 WEBHOOK_CONNECT_TIMEOUT_SECONDS = 5
 WEBHOOK_TOTAL_TIMEOUT_SECONDS = 10
 # After attempt n fails, wait schedule[n-1] (±jitter); after the last, the event is failed (~3 days).
@@ -353,7 +353,7 @@ RATES_STALE_SECONDS = env.int("RATES_STALE_SECONDS", default=3600)
 # --- end Rates ------------------------------------------------------------------------------------------
 
 # --- Withdrawals (withdrawals/) -------------------------------------------------------------------------
-WITHDRAWAL_MAX_ITEMS = 1000  # items per POST /api/transactions/withdraw (DECISIONS.md §5)
+WITHDRAWAL_MAX_ITEMS = 1000  # items per POST /api/transactions/withdraw (docs/decisions.md)
 # Compliance screen run before each broadcast (withdrawals/screening.py); the default refuses the
 # addresses of WITHDRAWAL_DENY_ADDRESSES (comma-separated, case-insensitive) and allows everything else.
 WITHDRAWAL_SCREEN = env.str("WITHDRAWAL_SCREEN", default="withdrawals.screening.DenyListScreen")
@@ -362,7 +362,7 @@ WITHDRAWAL_DENY_ADDRESSES = env.list("WITHDRAWAL_DENY_ADDRESSES", default=[])
 WITHDRAWAL_POLL_SECONDS = env.float("WITHDRAWAL_POLL_SECONDS", default=15)
 WITHDRAWAL_REBROADCAST_AFTER_SECONDS = env.int("WITHDRAWAL_REBROADCAST_AFTER_SECONDS", default=60)
 WITHDRAWAL_POLL_BATCH = 1000
-# Auto-withdrawal sweeps (DECISIONS.md §6): every this many seconds, and after each sandbox block.
+# Auto-withdrawal sweeps (docs/decisions.md): every this many seconds, and after each sandbox block.
 AUTO_WITHDRAWAL_SWEEP_SECONDS = env.float("AUTO_WITHDRAWAL_SWEEP_SECONDS", default=30)
 # Idempotency-Key: kept this long; a concurrent repeat waits this long for the first one's response; a
 # claim without response older than the lease (its process died) is taken over.

@@ -23,7 +23,7 @@ class PriceField(WireDecimalField):
     """An item price: JSON number or numeric string, any sign; rounded later to the currency's decimals."""
 
     def __init__(self, **kwargs: Any) -> None:
-        # More decimals than the column are allowed in: API.md says prices are rounded, not refused.
+        # More decimals than the column are allowed in: the API rounds prices, never refuses them.
         super().__init__(max_digits=60, decimal_places=40, **kwargs)
 
     def to_internal_value(self, data: Any) -> Decimal:
@@ -107,7 +107,7 @@ def _transactions(invoice: Invoice) -> list[dict[str, Any]]:
             "invoiceId": str(invoice.pk),
             "addressId": str(invoice.deposit_address_id),
             "createdAt": iso_utc(deposit.seen_at),
-            # Additive (DECISIONS.md): where the transaction stands.
+            # Additive (docs/decisions.md): where the transaction stands.
             "status": deposit.status,
             "confirmations": deposit.confirmations,
             "isLate": deposit.is_late,
@@ -117,7 +117,7 @@ def _transactions(invoice: Invoice) -> list[dict[str, Any]]:
 
 
 def invoice_representation(invoice: Invoice, *, view: View) -> dict[str, Any]:
-    """API.md 2.4, field order and presence exactly as documented for each response."""
+    """docs/api.md, field order and presence exactly as documented for each response."""
     company = invoice.company
     # Allowed by the merchant and offered by this deployment (a code with no backend cannot be paid).
     allowed = {get_asset(code).base for code in allowed_codes(company)}

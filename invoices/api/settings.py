@@ -1,4 +1,4 @@
-"""Company payment settings: underpayment limits and the default redirect URL (DECISIONS.md §4, §8)."""
+"""Company payment settings: underpayment limits and the default redirect URL (docs/decisions.md)."""
 
 from __future__ import annotations
 
@@ -13,17 +13,20 @@ from rest_framework.views import APIView
 
 from invoices.api.serializers import RedirectUrlField
 from invoices.models import UnderpaymentLimit
+from invoices.rules import underpayment_limits_check
 from invoices.services import underpayment_limits_set
-from payments.api.fields import WireDecimalField, check_asset_decimals
-from payments.assets import all_assets, get_asset
+from payments.api.fields import WireDecimalField
+from payments.assets import all_assets
 from payments.auth import current_company
-from payments.errors import FieldError, UnsupportedAsset, ValidationFailed, flatten_drf_errors
 from payments.models import Company
 from payments.money import number_text
 from payments.services import company_set_redirect_url
 
 
 class LimitSerializer(serializers.Serializer):
+    """The shape of one code's limits, for the schema; the values are checked by
+    invoices.rules.underpayment_limits_check, for this API and the settings page alike."""
+
     static = WireDecimalField(max_digits=36, decimal_places=18, min_value=Decimal(0))
     percentage = WireDecimalField(
         max_digits=5, decimal_places=2, min_value=Decimal(0), max_value=Decimal(100)
@@ -51,28 +54,7 @@ class UnderpaymentLimitsApi(APIView):
     def patch(self, request: Request) -> Response:
         company = current_company(request)
         assets = request.data.get("assets") if isinstance(request.data, dict) else None
-        if not isinstance(assets, dict) or not assets:
-            raise ValidationFailed([FieldError("assets", "required", "an object keyed by payment code")])
-        errors: list[FieldError] = []
-        changes: dict[str, dict[str, Decimal]] = {}
-        for key, value in assets.items():
-            try:
-                code = get_asset(key).code
-            except UnsupportedAsset as exc:
-                errors.append(FieldError(f"assets.{key}", UnsupportedAsset.code, exc.detail))
-                continue
-            limit = LimitSerializer(data=value)
-            if not limit.is_valid():
-                errors += flatten_drf_errors(limit.errors, f"assets.{key}")
-                continue
-            try:
-                check_asset_decimals(limit.validated_data["static"], code, field="static")
-            except serializers.ValidationError as exc:
-                errors += flatten_drf_errors(exc.detail, f"assets.{key}")
-                continue
-            changes[code] = limit.validated_data
-        if errors:
-            raise ValidationFailed(errors)  # all or nothing
+        changes = underpayment_limits_check(assets)
         underpayment_limits_set(company=company, limits=changes)
         return Response(limits_body(company))
 

@@ -77,7 +77,7 @@ class InvoiceDetailApi(APIView):
 
 
 class InvoiceProceedApi(APIView):
-    permission_classes = [AllowAny]  # authentication optional (API.md §5)
+    permission_classes = [AllowAny]  # authentication optional (docs/api.md)
     throttle_classes = [PublicInvoiceThrottle]
 
     @extend_schema(request=InvoiceProceedInputSerializer, responses={200: dict})

@@ -7,14 +7,12 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from django import forms
-from rest_framework import serializers
 
 from chains.base import offered_codes
 from invoices.api.serializers import InvoiceCreateInputSerializer
-from invoices.api.settings import LimitSerializer, RedirectUrlInputSerializer
+from invoices.api.settings import RedirectUrlInputSerializer
 from invoices.models import Invoice
-from invoices.rules import allowed_codes
-from payments.api.fields import check_asset_decimals
+from invoices.rules import allowed_codes, underpayment_limits_check
 from payments.assets import BASE_ASSETS, INVOICE_CURRENCIES, get_asset
 from payments.dashboard.forms.base import (
     FEE_PAYER_CHOICES,
@@ -23,7 +21,7 @@ from payments.dashboard.forms.base import (
     run_serializer,
     set_choices,
 )
-from payments.errors import FieldError, flatten_drf_errors
+from payments.errors import FieldError, ValidationFailed, flatten_drf_errors
 from payments.models import Company, FeePayer
 
 MAX_INVOICE_ROWS = 200
@@ -212,21 +210,20 @@ class UnderpaymentLimitsForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
-        limits: dict[str, Any] = {}
-        for code in self.codes:
-            raw = {
+        raw = {
+            code: {
                 "static": data.get(f"static_{code}") or "0",
                 "percentage": data.get(f"percentage_{code}") or "0",
             }
-            fields = {"static": f"static_{code}", "percentage": f"percentage_{code}"}
-            validated = run_serializer(self, LimitSerializer, raw, fields)
-            if validated is None:
-                continue
-            try:
-                check_asset_decimals(validated["static"], code, field="static")
-            except serializers.ValidationError as exc:
-                add_field_errors(self, flatten_drf_errors(exc.detail), fields)
-                continue
-            limits[code] = validated
-        data["limits"] = limits
+            for code in self.codes
+        }
+        try:
+            data["limits"] = underpayment_limits_check(raw)
+        except ValidationFailed as exc:
+            fields = {
+                f"assets.{code}.{name}": f"{name}_{code}"
+                for code in self.codes
+                for name in ("static", "percentage")
+            }
+            add_field_errors(self, exc.errors, fields)
         return data

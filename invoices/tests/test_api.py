@@ -1,4 +1,4 @@
-"""The invoice API (API.md 2.4, 3.1, 4.4-4.6, 6.1, 8; DECISIONS.md §4) through HTTP only."""
+"""The invoice API (docs/api.md) through HTTP only."""
 
 import json
 from datetime import timedelta

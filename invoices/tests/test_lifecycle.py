@@ -1,4 +1,4 @@
-"""The invoice lifecycle as a Hypothesis state machine (API.md 3.1, 6.1; DECISIONS.md §4), on real services.
+"""The invoice lifecycle as a Hypothesis state machine (docs/api.md), on real services.
 
 Random invoices are created, filled, paid (part, in full, over, at the underpayment limit, failing, late,
 to another spelling of the address, in another asset), mined, expired, accepted and refunded in random
@@ -61,7 +61,7 @@ SIBLINGS = {
     for code in CODES
 }
 FINAL = frozenset({"done", "refunded", "closed"})
-# API.md 3.1 and DECISIONS.md §4; nothing leaves done, refunded or closed.
+# docs/api.md and docs/decisions.md; nothing leaves done, refunded or closed.
 LEGAL_EDGES = frozenset(
     {
         ("created", "pending"),
@@ -258,7 +258,7 @@ class InvoiceLifecycle(RuleBasedStateMachine):
             inv.move("processing")
 
     def _settled(self, payment: PaymentModel) -> None:
-        """A routed payment confirmed or failed (DECISIONS.md §4)."""
+        """A routed payment confirmed or failed (docs/decisions.md)."""
         if payment.invoice_id is None:
             return
         inv = self._by_id(payment.invoice_id)
@@ -842,7 +842,7 @@ def test_every_confirmed_payment_of_a_closed_invoice_reaches_the_merchants_balan
 @pytest.mark.parametrize(
     ("code", "variant"),
     [
-        ("eth", lambda address, tag: (address.lower(), tag)),  # all-lowercase EVM: valid (DECISIONS.md §5)
+        ("eth", lambda address, tag: (address.lower(), tag)),  # all-lowercase EVM: valid (docs/decisions.md)
         ("ton", lambda address, tag: (_ton_form(address, is_bounceable=True), tag)),  # EQ... form
         ("ton", lambda address, tag: (_ton_form(address, is_user_friendly=False), tag)),  # raw 0:... form
         ("ton", lambda address, tag: (address, f" {tag} ")),  # derivation.py: the comment is stripped

@@ -1,4 +1,4 @@
-"""The hosted pay page at /<invoice_id> (issue 7) through Django's test client: screens per status, the fill
+"""The hosted pay page at /<invoice_id> through Django's test client: screens per status, the fill
 form, the sandbox simulator, languages, 404s and what the page links to."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""GET /api/company/balances (DECISIONS.md §8): the merchant's balance in every payment code."""
+"""GET /api/company/balances (docs/decisions.md): the merchant's balance in every payment code."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from payments.selectors import balance_list_for_company
 
 
 class AmountTextField(serializers.CharField):
-    """Money as a JSON string without exponent or trailing zeros ("0", "0.015"), DECISIONS.md §1."""
+    """Money as a JSON string without exponent or trailing zeros ("0", "0.015"), docs/decisions.md."""
 
     def to_representation(self, value: Decimal) -> str:  # type: ignore[override]
         return number_text(value)

@@ -1,4 +1,4 @@
-"""Static deposit addresses and the sandbox chain API (DECISIONS.md §8)."""
+"""Static deposit addresses and the sandbox chain API (docs/decisions.md)."""
 
 from __future__ import annotations
 

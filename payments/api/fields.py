@@ -66,7 +66,7 @@ class AmountField(WireDecimalField):
 
 
 def check_asset_decimals(amount: Decimal, code: str, field: str = "amount") -> None:
-    """More decimals than the asset carries is a 400 (DECISIONS.md §1), never a silent rounding."""
+    """More decimals than the asset carries is a 400 (docs/decisions.md), never a silent rounding."""
     decimals = get_asset(code).amount_decimals
     # Counted exactly: normalize() would first round a long value to the context's 28 digits, and
     # 123456789012345678.000000009999 would pass as 8 decimals.

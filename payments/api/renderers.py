@@ -1,4 +1,4 @@
-"""JSON out: Decimals the serializers leave as Decimal become raw JSON numbers (DECISIONS.md §1)."""
+"""JSON out: Decimals the serializers leave as Decimal become raw JSON numbers (docs/decisions.md)."""
 
 from __future__ import annotations
 

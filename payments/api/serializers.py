@@ -8,7 +8,7 @@ from webhooks.ssrf import UnsafeWebhookUrl, validate_webhook_url
 
 
 class WebhookUrlInputSerializer(serializers.Serializer):
-    # null or "" clears the URL (DECISIONS.md §7).
+    # null or "" clears the URL (docs/decisions.md).
     webHookUrl = serializers.CharField(
         allow_null=True, allow_blank=True, trim_whitespace=True, max_length=2048
     )

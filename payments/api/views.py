@@ -20,5 +20,5 @@ class CompanyWebhookUrlApi(APIView):
         data = WebhookUrlInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         company_set_webhook_url(company_id=current_company(request).pk, url=data.validated_data["webHookUrl"])
-        # DECISIONS.md §7: the response repeats the body that was accepted (null stays null, "" stays "").
+        # docs/decisions.md: the response repeats the body that was accepted (null stays null, "" stays "").
         return Response({"webHookUrl": data.initial_data["webHookUrl"]})

@@ -29,7 +29,7 @@ def amount(value: Any) -> str:
 
 @register.filter
 def price(value: Any, currency: str) -> str:
-    """An invoice amount with its currency's decimals ("100.00" usd, "0.0015" sol) as API.md §8 fixes them."""
+    """An invoice amount with its currency's decimals ("100.00" usd, "0.0015" sol) (docs/api.md)."""
     try:
         return format_amount(value, decimals=price_decimals(currency))
     except (DomainError, InvalidAmount, ArithmeticError, TypeError):

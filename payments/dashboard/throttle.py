@@ -16,16 +16,16 @@ from django.http import HttpRequest
 
 
 def _limit() -> int:
-    return int(getattr(settings, "DASHBOARD_LOGIN_FAILURE_LIMIT", 5))
+    return int(settings.DASHBOARD_LOGIN_FAILURE_LIMIT)
 
 
 def window_seconds() -> int:
-    return int(getattr(settings, "DASHBOARD_LOGIN_FAILURE_WINDOW_SECONDS", 900))
+    return int(settings.DASHBOARD_LOGIN_FAILURE_WINDOW_SECONDS)
 
 
 def client_ip(request: HttpRequest) -> str:
     """REMOTE_ADDR, or the address the NUM_PROXIES trusted proxies saw (as DRF's throttles read it)."""
-    proxies = int(getattr(settings, "NUM_PROXIES", 0) or 0)
+    proxies = int(settings.NUM_PROXIES or 0)
     forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
     if proxies and forwarded:
         hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]

@@ -1,4 +1,4 @@
-"""GET /api/company/balances (DECISIONS.md §8) and the selector behind it."""
+"""GET /api/company/balances (docs/decisions.md) and the selector behind it."""
 
 from decimal import Decimal
 

@@ -1,4 +1,4 @@
-"""Every API error status of DECISIONS.md §2 leaves through the one handler as problem+json."""
+"""Every API error status of docs/decisions.md leaves through the one handler as problem+json."""
 
 import json
 from decimal import Decimal

@@ -1,4 +1,4 @@
-"""Static deposit addresses and their deposits, through the API alone (DECISIONS.md §8, API.md 6.3)."""
+"""Static deposit addresses and their deposits, through the API alone (docs/decisions.md, docs/api.md)."""
 
 import json
 from decimal import Decimal

@@ -1,4 +1,4 @@
-"""PUT /api/company/settings/webhook-url (API.md 4.7, DECISIONS.md §7)."""
+"""PUT /api/company/settings/webhook-url (docs/api.md, docs/decisions.md)."""
 
 import json
 

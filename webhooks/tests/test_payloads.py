@@ -1,4 +1,4 @@
-"""Exact bodies: keys in API.md's order, types per DECISIONS.md §1, compact, non-ASCII kept."""
+"""Exact bodies: keys in the documented order, types per docs/decisions.md, compact, non-ASCII kept."""
 
 import json
 from decimal import Decimal

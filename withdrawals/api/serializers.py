@@ -28,7 +28,7 @@ class StrictBooleanField(serializers.BooleanField):
 
 
 class WithdrawalItemInputSerializer(serializers.Serializer):
-    """API.md 2.2. `asset`, `to` and `tag` are checked against the asset by the service (rules.py)."""
+    """docs/api.md. `asset`, `to` and `tag` are checked against the asset by the service (rules.py)."""
 
     amount = AmountField(help_text="Net amount the receiver gets; the network fee is added on top.")
     tag = StrictCharField(
@@ -59,7 +59,7 @@ class WithdrawInputSerializer(serializers.Serializer):
 
 
 class WithdrawalResultSerializer(serializers.Serializer):
-    """One entry per request item, in request order (API.md 2.3)."""
+    """One entry per request item, in request order (docs/api.md)."""
 
     # For the schema only: services.withdrawal_results builds the entries.
 
@@ -114,7 +114,7 @@ class ThresholdField(WireDecimalField):
 
 
 class AutoWithdrawalRuleInputSerializer(serializers.Serializer):
-    """API.md 4.2: one value of `assets`."""
+    """docs/api.md: one value of `assets`."""
 
     amount = ThresholdField()
     isEnabled = StrictBooleanField()
@@ -125,7 +125,7 @@ class AutoWithdrawalRuleInputSerializer(serializers.Serializer):
 
 
 class AutoWithdrawalOutputSerializer(serializers.Serializer):
-    """The auto-withdrawal setting of one payment code (API.md 2.1); `amount` is a JSON number."""
+    """The auto-withdrawal setting of one payment code (docs/api.md); `amount` is a JSON number."""
 
     # For the schema only: auto_withdrawal_entry builds the entries.
 
@@ -141,7 +141,7 @@ class AutoWithdrawalListOutputSerializer(serializers.Serializer):
 
 
 def auto_withdrawal_entry(asset: Asset, rule: AutoWithdrawalRule | None) -> dict[str, Any]:
-    """`amount` stays a Decimal: the renderer writes it as a raw JSON number (DECISIONS.md §1)."""
+    """`amount` stays a Decimal: the renderer writes it as a raw JSON number (docs/decisions.md)."""
     if rule is None:
         return {
             "assetId": asset.code,

@@ -1,4 +1,4 @@
-"""GET/PATCH /api/company/auto-withdrawals (API.md 2.1, 4.1-4.2) and the sweeps (DECISIONS.md §6)."""
+"""GET/PATCH /api/company/auto-withdrawals (docs/api.md) and the sweeps (docs/decisions.md)."""
 
 from decimal import Decimal
 

@@ -1,4 +1,4 @@
-"""A withdrawal's life on the sandbox chain: broadcast, confirmations, done or rejected (API.md 3.2, 6.2)."""
+"""A withdrawal's life on the sandbox chain: broadcast, confirmations, done or rejected (docs/api.md)."""
 
 import json
 from decimal import Decimal
@@ -26,7 +26,7 @@ from withdrawals.tests.conftest import (
     withdrawal_events,
 )
 
-# API.md's keys in order, then the additive marker of a payment on the (enabled) sandbox chain.
+# The documented keys in order, then the additive marker of a payment on the (enabled) sandbox chain.
 WEBHOOK_KEYS = ["type", "status", "asset", "dchain", "amount", "fee", "to", "txHash", "uid", "sandbox"]
 
 

@@ -1,4 +1,4 @@
-"""Idempotency-Key on POST /api/transactions/withdraw (DECISIONS.md §5)."""
+"""Idempotency-Key on POST /api/transactions/withdraw (docs/decisions.md)."""
 
 import uuid
 from datetime import timedelta

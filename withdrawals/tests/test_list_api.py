@@ -1,4 +1,4 @@
-"""GET /api/transactions/withdrawals and /<uid> (DECISIONS.md §8)."""
+"""GET /api/transactions/withdrawals and /<uid> (docs/decisions.md)."""
 
 import re
 

@@ -1,4 +1,4 @@
-"""POST /api/transactions/withdraw: rules of API.md 4.3 and DECISIONS.md §5, through HTTP."""
+"""POST /api/transactions/withdraw: rules of docs/api.md and docs/decisions.md, through HTTP."""
 
 import re
 from decimal import Decimal

@@ -23,7 +23,7 @@ class Command(BaseCommand):
     help = "Create the demo merchant if none exists and print its credentials (development only)."
 
     def handle(self, *args: Any, **options: Any) -> None:
-        if not getattr(settings, "DEMO_MERCHANT_ALLOWED", False):
+        if not settings.DEMO_MERCHANT_ALLOWED:
             # Its password is printed here and in the README: such a login must never reach a deployment.
             raise CommandError(
                 f"demo_merchant is for development only and refuses to run under {settings.SETTINGS_MODULE} "
