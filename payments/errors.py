@@ -263,3 +263,8 @@ def _detail_text(exc: drf.APIException) -> str:
 @csrf_exempt  # no session is used here, and a CSRF 403 page would hide the real answer: no such endpoint
 def api_not_found(request: HttpRequest) -> JsonResponse:
     return problem_json_response(404, "not_found", f"No endpoint at {request.path[:200]}.")
+
+
+def as_drf_error(exc: ValidationFailed) -> drf.ValidationError:
+    """A rule's ValidationFailed inside a serializer field: the same messages and codes, on that field."""
+    return drf.ValidationError([drf.ErrorDetail(error.message, error.code) for error in exc.errors])

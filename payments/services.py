@@ -13,6 +13,8 @@ from uuid import UUID
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.validators import URLValidator
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
@@ -21,6 +23,7 @@ from payments import keys
 from payments.assets import BASE_ASSETS
 from payments.errors import FieldError, ValidationFailed
 from payments.models import Company, FeePayer
+from webhooks.ssrf import UnsafeWebhookUrl, validate_webhook_url
 
 TOKEN_PREFIX = "kassa_pk_"  # noqa: S105 - a prefix, not a secret
 SECRET_PREFIX = "whsec_"  # noqa: S105 - a prefix, not a secret
@@ -139,9 +142,45 @@ def company_previous_signing_secret(company: Company) -> str | None:
     return keys.decrypt(company.previous_signing_secret_encrypted)
 
 
+URL_MAX_LENGTH = 2048  # the columns of webhook and redirect URLs
+
+
+def _check_url_length(value: str, field: str) -> None:
+    if len(value) > URL_MAX_LENGTH:
+        message = f"Ensure this field has no more than {URL_MAX_LENGTH} characters."
+        raise ValidationFailed([FieldError(field, "max_length", message)])
+
+
+def webhook_url_check(value: str | None, *, field: str = "webHookUrl") -> str:
+    """A webhook URL as stored: "" (none) or a public http(s) URL (the SSRF guard), else ValidationFailed."""
+    if not value or not value.strip():
+        return ""
+    _check_url_length(value, field)
+    try:
+        return validate_webhook_url(value)
+    except UnsafeWebhookUrl as exc:
+        raise ValidationFailed([FieldError(field, "invalid_url", str(exc))]) from exc
+
+
+def redirect_url_check(value: str | None, *, field: str = "redirectURL") -> str:
+    """A redirect URL as stored (a company default or an invoice's own): "" or an absolute http(s) URL."""
+    value = (value or "").strip()
+    if not value:
+        return ""
+    _check_url_length(value, field)
+    try:
+        URLValidator()(value)
+    except DjangoValidationError as exc:
+        raise ValidationFailed([FieldError(field, "invalid", "Enter a valid URL.")]) from exc
+    if not value.lower().startswith(("http://", "https://")):
+        raise ValidationFailed([FieldError(field, "invalid", "Only http and https URLs.")])
+    return value
+
+
 @transaction.atomic
 def company_set_webhook_url(*, company_id: UUID | str, url: str) -> Company:
-    """`url` has passed `webhooks.ssrf.validate_webhook_url` (or is "" to clear)."""
+    """The URL webhooks go to, checked by `webhook_url_check` ("" stops them)."""
+    url = webhook_url_check(url)
     company = Company.objects.select_for_update().get(pk=company_id)
     company.webhook_url = url
     company.save(update_fields=["webhook_url", "updated_at"])
@@ -150,7 +189,8 @@ def company_set_webhook_url(*, company_id: UUID | str, url: str) -> Company:
 
 @transaction.atomic
 def company_set_redirect_url(*, company_id: UUID | str, url: str) -> Company:
-    """The default redirect after a paid invoice; "" = stay on the pay page."""
+    """The default redirect after a paid invoice, checked by `redirect_url_check`; "" = stay on the page."""
+    url = redirect_url_check(url)
     company = Company.objects.select_for_update().get(pk=company_id)
     company.redirect_url = url
     company.save(update_fields=["redirect_url", "updated_at"])

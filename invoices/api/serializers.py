@@ -11,9 +11,10 @@ from invoices.rules import allowed_codes
 from invoices.selectors import invoice_deposits
 from payments.api.fields import CodeField, StrictCharField, WireDecimalField
 from payments.assets import BASE_ASSETS, INVOICE_CURRENCIES, get_asset, price_decimals
-from payments.errors import UnsupportedCurrency
+from payments.errors import UnsupportedCurrency, ValidationFailed, as_drf_error
 from payments.models import MONEY
 from payments.money import format_amount, number_text
+from payments.services import redirect_url_check
 from payments.wire import iso_utc
 
 View = Literal["create", "fill", "read"]
@@ -58,12 +59,10 @@ class StrictBooleanField(serializers.BooleanField):
 
 class RedirectUrlField(StrictCharField):
     def to_internal_value(self, data: Any) -> str:
-        value = super().to_internal_value(data).strip()
-        if value and not serializers.URLField().run_validation(value):
-            raise serializers.ValidationError("Enter a valid URL.", code="invalid")
-        if value and not value.lower().startswith(("http://", "https://")):
-            raise serializers.ValidationError("Only http and https URLs.", code="invalid")
-        return value
+        try:
+            return redirect_url_check(super().to_internal_value(data))
+        except ValidationFailed as exc:
+            raise as_drf_error(exc) from exc
 
 
 class InvoiceCreateInputSerializer(serializers.Serializer):

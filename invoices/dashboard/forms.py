@@ -10,7 +10,6 @@ from django import forms
 
 from chains.base import offered_codes
 from invoices.api.serializers import InvoiceCreateInputSerializer
-from invoices.api.settings import RedirectUrlInputSerializer
 from invoices.models import Invoice
 from invoices.rules import allowed_codes, underpayment_limits_check
 from payments.assets import BASE_ASSETS, INVOICE_CURRENCIES, get_asset
@@ -18,11 +17,11 @@ from payments.dashboard.forms.base import (
     FEE_PAYER_CHOICES,
     add_field_errors,
     code_choices,
-    run_serializer,
     set_choices,
 )
 from payments.errors import FieldError, ValidationFailed, flatten_drf_errors
 from payments.models import Company, FeePayer
+from payments.services import redirect_url_check
 
 MAX_INVOICE_ROWS = 200
 BLANK_INVOICE_ROWS = 3  # rows shown without JavaScript; the script adds more on demand
@@ -170,14 +169,10 @@ class PaymentSettingsForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
-        validated = run_serializer(
-            self,
-            RedirectUrlInputSerializer,
-            {"redirectURL": data.get("redirect_url", "")},
-            {"redirectURL": "redirect_url"},
-        )
-        if validated is not None:
-            data["redirect_url"] = validated["redirectURL"] or ""
+        try:
+            data["redirect_url"] = redirect_url_check(data.get("redirect_url", ""), field="redirect_url")
+        except ValidationFailed as exc:
+            add_field_errors(self, exc.errors, {})
         return data
 
 

@@ -4,7 +4,8 @@ from typing import Any
 
 from rest_framework import serializers
 
-from webhooks.ssrf import UnsafeWebhookUrl, validate_webhook_url
+from payments.errors import ValidationFailed, as_drf_error
+from payments.services import webhook_url_check
 
 
 class WebhookUrlInputSerializer(serializers.Serializer):
@@ -14,12 +15,10 @@ class WebhookUrlInputSerializer(serializers.Serializer):
     )
 
     def validate_webHookUrl(self, value: str | None) -> str:
-        if not value:
-            return ""
         try:
-            return validate_webhook_url(value)
-        except UnsafeWebhookUrl as exc:
-            raise serializers.ValidationError(str(exc), code="invalid_url") from exc
+            return webhook_url_check(value)
+        except ValidationFailed as exc:
+            raise as_drf_error(exc) from exc
 
     def to_internal_value(self, data: Any) -> Any:
         # CharField would turn 42 into "42"; a URL must arrive as a string. Non-objects: DRF refuses them.

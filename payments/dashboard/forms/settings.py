@@ -6,10 +6,9 @@ from typing import Any
 
 from django import forms
 
-from payments.api.serializers import WebhookUrlInputSerializer
-from payments.dashboard.forms.base import (
-    run_serializer,
-)
+from payments.dashboard.forms.base import add_field_errors
+from payments.errors import ValidationFailed
+from payments.services import webhook_url_check
 
 
 class SigningSecretForm(forms.Form):
@@ -32,9 +31,8 @@ class WebhookUrlForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
-        validated = run_serializer(
-            self, WebhookUrlInputSerializer, {"webHookUrl": data.get("url", "")}, {"webHookUrl": "url"}
-        )
-        if validated is not None:
-            data["url"] = validated["webHookUrl"]
+        try:
+            data["url"] = webhook_url_check(data.get("url", ""), field="url")
+        except ValidationFailed as exc:
+            add_field_errors(self, exc.errors, {})
         return data
