@@ -4,7 +4,7 @@ environment, and no pinned version is named by an advisory of the offline databa
 Advisory data: a directory of OSV-format JSON advisories (the format of the PyPA advisory database,
 https://github.com/pypa/advisory-database, and of osv.dev exports), named by `--advisories` or the
 KASSA_ADVISORY_DB environment variable. The machines this project is built on reach only the package
-registries, and the registry here serves no advisory data, so no copy is bundled (see README,
+registries, and the registry here serves no advisory data, so no copy is bundled (see docs/operations.md,
 "Dependencies and advisories"); without one, the advisory part says so and the lock checks still run.
 Exit status 1 on any problem.
 """
@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(
             "advisories: no offline advisory database given (KASSA_ADVISORY_DB or --advisories); "
-            "the registry reachable here serves none. See README, Dependencies and advisories."
+            "the registry reachable here serves none. See docs/operations.md, Dependencies and advisories."
         )
     for problem in problems:
         print(f"  FAIL {problem}")

@@ -1,4 +1,4 @@
-"""Settings entry points: the README's production commands work as written, development says so explicitly.
+"""Settings entry points: the production commands of docs/operations.md work as written, development says so explicitly.
 
 The refusals themselves are in tests/test_production_settings.py.
 """
@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _readme_production_section() -> str:
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "operations.md").read_text()
     return text.split("\n## Production\n", 1)[1].split("\n## ", 1)[0]
 
 

@@ -1,6 +1,6 @@
 """Webhook signatures: the documented `signature` header and the Standard Webhooks headers.
 
-Receivers use `verify` (or the README's snippets); the delivery code uses `signed_headers`.
+Receivers use `verify` (or the snippets of docs/api.md); the delivery code uses `signed_headers`.
 """
 
 from __future__ import annotations

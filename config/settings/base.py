@@ -1,6 +1,6 @@
 """Settings shared by every deployment; everything that differs between machines comes from the environment.
 
-Defaults give the embedded mode (README, Quick start): SQLite (WAL) and Celery's filesystem broker under
+Defaults give the embedded mode (README.md, Quick start): SQLite (WAL) and Celery's filesystem broker under
 `var/`, a local-memory cache. `DATABASE_URL` and `REDIS_URL` switch to PostgreSQL and Redis.
 """
 
@@ -143,7 +143,7 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
     "interval_max": 0.5,
 }
 # One queue per kind of work, so a slow webhook receiver can never hold the worker slots payouts need. The
-# production layout runs a worker for `webhooks` and another for `payouts,chain,housekeeping` (README).
+# production layout runs a worker for `webhooks` and another for `payouts,chain,housekeeping` (docs/operations.md).
 CELERY_TASK_QUEUE_NAMES = ("webhooks", "payouts", "chain", "housekeeping")
 CELERY_TASK_DEFAULT_QUEUE = "housekeeping"
 CELERY_TASK_ROUTES = {

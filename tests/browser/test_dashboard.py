@@ -14,6 +14,7 @@ import os
 from decimal import Decimal
 
 import pytest
+from playwright.sync_api import expect
 import requests
 
 from invoices.models import Invoice
@@ -221,8 +222,8 @@ def test_phone_layout_and_login(open_page, live_server, shot):
     shot(page, "dashboard", "phone", "login")
     page.get_by_role("button", name="Log in").click()
 
-    assert page.get_by_role("heading", name="Overview").is_visible()
-    assert not page.get_by_role("link", name="Balances").is_visible()  # behind the menu button
+    expect(page.get_by_role("heading", name="Overview")).to_be_visible()  # waits for the page after login
+    expect(page.get_by_role("link", name="Balances")).to_be_hidden()  # behind the menu button
     shot(page, "dashboard", "phone", "overview")
     page.get_by_role("button", name="Menu").click()
     assert page.get_by_role("link", name="Balances").is_visible()

@@ -24,7 +24,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         if not settings.DEMO_MERCHANT_ALLOWED:
-            # Its password is printed here and in the README: such a login must never reach a deployment.
+            # Its password is printed here and in README.md: such a login must never reach a deployment.
             raise CommandError(
                 f"demo_merchant is for development only and refuses to run under {settings.SETTINGS_MODULE} "
                 "(its dashboard password is public). Use `manage.py create_merchant` for a real merchant; "
