@@ -1,4 +1,4 @@
-"""Settings entry points: the production commands of docs/operations.md work as written, development says so explicitly.
+"""Settings entry points: the production commands of docs/operations.md work as written, development says so.
 
 The refusals themselves are in tests/test_production_settings.py.
 """

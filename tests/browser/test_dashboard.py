@@ -14,8 +14,8 @@ import os
 from decimal import Decimal
 
 import pytest
-from playwright.sync_api import expect
 import requests
+from playwright.sync_api import expect
 
 from invoices.models import Invoice
 from payments.models import Company
