@@ -143,7 +143,7 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
     "interval_max": 0.5,
 }
 # One queue per kind of work, so a slow webhook receiver can never hold the worker slots payouts need. The
-# production layout runs a worker for `webhooks` and one for `payouts,chain,housekeeping` (docs/operations.md).
+# production layout: a worker for `webhooks`, one for `payouts,chain,housekeeping` (docs/operations.md).
 CELERY_TASK_QUEUE_NAMES = ("webhooks", "payouts", "chain", "housekeeping")
 CELERY_TASK_DEFAULT_QUEUE = "housekeeping"
 CELERY_TASK_ROUTES = {
