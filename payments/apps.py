@@ -6,6 +6,11 @@ class PaymentsConfig(AppConfig):
     verbose_name = "Payments core"
 
     def ready(self) -> None:
+        from django.db.backends.signals import connection_created
+
+        from payments.fields import register_sqlite_functions
+
+        connection_created.connect(register_sqlite_functions, dispatch_uid="kassa-money-sum")
         from payments import (
             checks,  # registers the deployment checks
             schema,  # noqa: F401 - registers the OpenAPI auth extension

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from decimal import Decimal
 from uuid import UUID
 
-from django.db import IntegrityError, connection, transaction
-from django.db.models import Sum
+from django.db import IntegrityError, transaction
 
 from payments.assets import Asset, get_asset
 from payments.errors import DomainError, FieldError
+from payments.fields import MoneySum
 from payments.models import Account, LedgerEntry
 from payments.money import MONEY_CONTEXT, NotAnAmountType, check_range, decimal_places, number_text
 
@@ -323,15 +323,13 @@ def ledger_post(*, company_id: CompanyId, code: str, amount: Decimal, reference:
 def ledger_verify() -> list[str]:
     """Every account against the sums of its entries; one line per account that differs (empty: clean).
 
-    PostgreSQL: one aggregate query, so the accounts and the sums come from the same snapshot and a write
-    committing meanwhile cannot show up as a false mismatch. SQLite sums text-stored money inexactly in SQL
-    (payments.fields), so there the sums are made in Python inside one transaction.
+    One aggregate query, so the accounts and the sums come from the same snapshot and a write committing
+    meanwhile cannot show up as a false mismatch; MoneySum is exact on SQLite too (payments.fields).
     """
-    if connection.vendor == "sqlite":
-        return _verify_in_python()
     accounts = (
         Account.objects.annotate(
-            entries_available=Sum("entries__available_delta"), entries_held=Sum("entries__held_delta")
+            entries_available=MoneySum("entries__available_delta"),
+            entries_held=MoneySum("entries__held_delta"),
         )
         .order_by("company_id", "code")
         .values_list("pk", "company_id", "code", "available", "held", "entries_available", "entries_held")
@@ -362,22 +360,3 @@ def _mismatch(
         if value != total
     ]
     return f"account {pk} (company {company_id}, {code}): " + ", ".join(differences) if differences else ""
-
-
-def _verify_in_python() -> list[str]:
-    with transaction.atomic():
-        totals: dict[int, list[Decimal]] = {}
-        entries = LedgerEntry.objects.values_list("account_id", "available_delta", "held_delta")
-        with decimal.localcontext(MONEY_CONTEXT):
-            for account_id, available_delta, held_delta in entries.iterator(chunk_size=5000):
-                total = totals.setdefault(account_id, [_ZERO, _ZERO])
-                total[0] += available_delta
-                total[1] += held_delta
-        accounts = Account.objects.order_by("company_id", "code").values_list(
-            "pk", "company_id", "code", "available", "held"
-        )
-        return [
-            problem
-            for pk, company_id, code, available, held in accounts
-            if (problem := _mismatch(pk, company_id, code, available, held, *totals.get(pk, [_ZERO, _ZERO])))
-        ]
