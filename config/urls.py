@@ -3,6 +3,7 @@ from typing import Any
 from django.contrib import admin
 from django.urls import URLPattern, URLResolver, include, path, re_path
 from drf_spectacular.views import SpectacularAPIView
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -17,7 +18,10 @@ from withdrawals.dashboard import urls as withdrawal_pages
 
 
 class SchemaApi(SpectacularAPIView):
-    """The OpenAPI document; its errors (a POST is 405) are problem+json like the API's, not YAML."""
+    """The OpenAPI document: YAML by default, JSON with `?format=json` or `Accept: application/json`; its
+    errors (a POST is 405) are problem+json like the API's, not YAML."""
+
+    content_negotiation_class = DefaultContentNegotiation  # the API's own negotiation always answers JSON
 
     def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
         response = super().finalize_response(request, response, *args, **kwargs)

@@ -246,6 +246,10 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "InvoiceStatusEnum": "invoices.models.Invoice.Status",
         "WebhookEventStatusEnum": "webhooks.models.WebhookEvent.Status",
+        "DepositStatusEnum": "payments.models.Deposit.Status",
+        "PaymentCodeEnum": "payments.api.schema_types.PAYMENT_CODES",
+        "BaseAssetEnum": "payments.api.schema_types.BASE_ASSET_CHOICES",
+        "InvoiceCurrencyEnum": "payments.api.schema_types.INVOICE_CURRENCY_CHOICES",
     },
 }
 

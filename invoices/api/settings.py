@@ -11,26 +11,16 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from invoices.api.schema_types import UnderpaymentLimitsPatchSchema, UnderpaymentLimitsSchema
 from invoices.api.serializers import RedirectUrlField
 from invoices.models import UnderpaymentLimit
 from invoices.rules import underpayment_limits_check
 from invoices.services import underpayment_limits_set
-from payments.api.fields import WireDecimalField
 from payments.assets import all_assets
 from payments.auth import current_company
 from payments.models import Company
 from payments.money import number_text
 from payments.services import company_set_redirect_url
-
-
-class LimitSerializer(serializers.Serializer):
-    """The shape of one code's limits, for the schema; the values are checked by
-    invoices.rules.underpayment_limits_check, for this API and the settings page alike."""
-
-    static = WireDecimalField(max_digits=36, decimal_places=18, min_value=Decimal(0))
-    percentage = WireDecimalField(
-        max_digits=5, decimal_places=2, min_value=Decimal(0), max_value=Decimal(100)
-    )
 
 
 def limits_body(company: Company) -> dict[str, Any]:
@@ -46,11 +36,11 @@ def limits_body(company: Company) -> dict[str, Any]:
 
 
 class UnderpaymentLimitsApi(APIView):
-    @extend_schema(responses={200: dict})
+    @extend_schema(responses={200: UnderpaymentLimitsSchema})
     def get(self, request: Request) -> Response:
         return Response(limits_body(current_company(request)))
 
-    @extend_schema(request=dict, responses={200: dict})
+    @extend_schema(request=UnderpaymentLimitsPatchSchema, responses={200: UnderpaymentLimitsSchema})
     def patch(self, request: Request) -> Response:
         company = current_company(request)
         assets = request.data.get("assets") if isinstance(request.data, dict) else None

@@ -11,6 +11,7 @@ from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView
 
 from invoices import selectors, services
+from invoices.api.schema_types import InvoiceCreatedSchema, InvoiceSchema
 from invoices.api.serializers import (
     InvoiceCreateInputSerializer,
     InvoiceListFilterSerializer,
@@ -19,7 +20,7 @@ from invoices.api.serializers import (
 )
 from invoices.services import ItemInput
 from payments.api.fields import StrictCharField
-from payments.api.pagination import PAGE_PARAMETERS, KassaPagination
+from payments.api.pagination import PAGE_PARAMETERS, KassaPagination, page_serializer
 from payments.auth import SANDBOX_API_PERMISSIONS, ApiCredential, current_company
 
 
@@ -33,7 +34,7 @@ class PublicInvoiceThrottle(SimpleRateThrottle):
 
 
 class InvoiceCreateApi(APIView):
-    @extend_schema(request=InvoiceCreateInputSerializer, responses={201: dict})
+    @extend_schema(request=InvoiceCreateInputSerializer, responses={201: InvoiceCreatedSchema})
     def post(self, request: Request) -> Response:
         data = InvoiceCreateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -52,7 +53,7 @@ class InvoiceCreateApi(APIView):
     @extend_schema(
         operation_id="invoices_v1_regular_list",
         parameters=[InvoiceListFilterSerializer, *PAGE_PARAMETERS],
-        responses={200: dict},
+        responses={200: page_serializer("InvoicePage", InvoiceSchema)},
     )
     def get(self, request: Request) -> Response:
         filters = InvoiceListFilterSerializer(data=request.query_params)
@@ -70,7 +71,7 @@ class InvoiceDetailApi(APIView):
     authentication_classes: list[type] = []  # public: the unguessable id is the key
     throttle_classes = [PublicInvoiceThrottle]
 
-    @extend_schema(responses={200: dict})
+    @extend_schema(responses={200: InvoiceSchema})
     def get(self, request: Request, invoice_id: UUID) -> Response:
         invoice = selectors.invoice_get_public(invoice_id=invoice_id)
         return Response(invoice_representation(invoice, view="read"))
@@ -80,7 +81,7 @@ class InvoiceProceedApi(APIView):
     permission_classes = [AllowAny]  # authentication optional (docs/api.md)
     throttle_classes = [PublicInvoiceThrottle]
 
-    @extend_schema(request=InvoiceProceedInputSerializer, responses={200: dict})
+    @extend_schema(request=InvoiceProceedInputSerializer, responses={200: InvoiceSchema})
     def post(self, request: Request, invoice_id: UUID) -> Response:
         data = InvoiceProceedInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -96,7 +97,7 @@ class InvoiceProceedApi(APIView):
 
 
 class InvoiceAcceptApi(APIView):
-    @extend_schema(request=None, responses={200: dict})
+    @extend_schema(request=None, responses={200: InvoiceSchema})
     def post(self, request: Request, invoice_id: UUID) -> Response:
         company = current_company(request)
         services.invoice_accept(company=company, invoice_id=invoice_id)
@@ -111,7 +112,7 @@ class RefundInputSerializer(serializers.Serializer):
 
 
 class InvoiceRefundApi(APIView):
-    @extend_schema(request=RefundInputSerializer, responses={200: dict})
+    @extend_schema(request=RefundInputSerializer, responses={200: InvoiceSchema})
     def post(self, request: Request, invoice_id: UUID) -> Response:
         company = current_company(request)
         invoice = selectors.invoice_get_for_company(company=company, invoice_id=invoice_id)
@@ -131,7 +132,7 @@ class InvoiceRefundApi(APIView):
 class SandboxInvoiceExpireApi(APIView):
     permission_classes = SANDBOX_API_PERMISSIONS
 
-    @extend_schema(request=None, responses={200: dict})
+    @extend_schema(request=None, responses={200: InvoiceSchema})
     def post(self, request: Request, invoice_id: UUID) -> Response:
         company = current_company(request)
         services.invoice_close(invoice_id=invoice_id, now=True, company=company)

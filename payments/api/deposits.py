@@ -14,6 +14,7 @@ from chains import simulator as sandbox
 from chains.base import get_backend
 from chains.sandbox import confirmations, tip_height
 from payments.api.fields import AmountField, CodeField, StrictCharField, check_asset_decimals
+from payments.api.schema_types import SandboxBlocksSchema, SandboxTransactionSchema, StaticDepositSchema
 from payments.assets import get_asset
 from payments.auth import SANDBOX_API_PERMISSIONS, current_company
 from payments.models import Deposit, SandboxTransaction, StaticDepositAddress
@@ -47,7 +48,9 @@ class StaticDepositOutputSerializer(serializers.Serializer):
 
 
 class StaticDepositCreateApi(APIView):
-    @extend_schema(request=StaticDepositInputSerializer, responses={201: dict, 200: dict})
+    @extend_schema(
+        request=StaticDepositInputSerializer, responses={201: StaticDepositSchema, 200: StaticDepositSchema}
+    )
     def post(self, request: Request) -> Response:
         data = StaticDepositInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -96,7 +99,7 @@ def _sandbox_tx(tx: SandboxTransaction) -> dict[str, Any]:
 class SandboxDepositApi(APIView):
     permission_classes = SANDBOX_API_PERMISSIONS
 
-    @extend_schema(request=SandboxDepositInputSerializer, responses={201: dict})
+    @extend_schema(request=SandboxDepositInputSerializer, responses={201: SandboxTransactionSchema})
     def post(self, request: Request) -> Response:
         data = SandboxDepositInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -120,7 +123,7 @@ class SandboxBlocksInputSerializer(serializers.Serializer):
 class SandboxBlocksApi(APIView):
     permission_classes = SANDBOX_API_PERMISSIONS
 
-    @extend_schema(request=SandboxBlocksInputSerializer, responses={200: dict})
+    @extend_schema(request=SandboxBlocksInputSerializer, responses={200: SandboxBlocksSchema})
     def post(self, request: Request) -> Response:
         data = SandboxBlocksInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)

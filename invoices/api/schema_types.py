@@ -1,0 +1,112 @@
+"""Schema-only serializers of the invoice responses, field for field as `invoice_representation` builds
+them; `payments/tests/test_openapi.py` checks real responses against them."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from invoices.models import Invoice
+from payments.api.schema_types import BaseAssetField, InvoiceCurrencyField, PaymentCodeField, money_string
+from payments.models import Deposit
+
+
+class _Item(serializers.Serializer):
+    name = serializers.CharField()
+    price = money_string()
+
+
+class _CompanyAsset(serializers.Serializer):
+    asset = BaseAssetField()
+    isAllowed = serializers.BooleanField()
+
+
+class _Company(serializers.Serializer):
+    name = serializers.CharField()
+    logoUrl = serializers.CharField(allow_blank=True)
+    assets = _CompanyAsset(many=True)
+
+
+class _Content(serializers.Serializer):
+    invoiceCurrency = InvoiceCurrencyField()
+    items = _Item(many=True)
+    paymentCurrency = PaymentCodeField(allow_null=True)
+    isMerchantPaysFee = serializers.BooleanField()
+
+
+class _CreatedContent(_Content):
+    redirectURL = serializers.CharField(allow_null=True)
+
+
+class _Address(serializers.Serializer):
+    id = serializers.UUIDField()
+    address = serializers.CharField()
+    tag = serializers.CharField(allow_null=True)
+    asset = PaymentCodeField()
+
+
+class _PaymentDetails(serializers.Serializer):
+    rate = money_string()
+    invoiceFee = money_string()
+    amount = money_string(help_text="What the client must send.")
+    paidAmount = money_string(help_text="The confirmed sum received so far.")
+    isOverpaid = serializers.BooleanField()
+
+
+class _Transaction(serializers.Serializer):
+    id = serializers.UUIDField()
+    amount = money_string()
+    # `from` is a Python keyword: declared below.
+    txHash = serializers.CharField()
+    companyId = serializers.UUIDField()
+    invoiceId = serializers.UUIDField()
+    addressId = serializers.UUIDField()
+    createdAt = serializers.DateTimeField()
+    status = serializers.ChoiceField(choices=Deposit.Status.choices)
+    confirmations = serializers.IntegerField(min_value=0)
+    isLate = serializers.BooleanField()
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()
+        return {"id": fields["id"], "amount": fields["amount"], "from": PaymentCodeField(), **fields}
+
+
+class _InvoiceBase(serializers.Serializer):
+    id = serializers.UUIDField()
+    status = serializers.ChoiceField(choices=Invoice.Status.choices)
+    createdAt = serializers.DateTimeField()
+    company = _Company()
+
+
+class InvoiceCreatedSchema(_InvoiceBase):
+    """The 201 of `POST /api/invoices/v1/regular`."""
+
+    invoiceContent = _CreatedContent()
+
+
+class InvoiceSchema(_InvoiceBase):
+    """An invoice as read; the client's fields appear once it is filled."""
+
+    invoiceContent = _Content()
+    redirectURL = serializers.CharField(allow_null=True)
+    clientEmail = serializers.EmailField(required=False)
+    address = _Address(required=False)
+    paymentDetails = _PaymentDetails(required=False)
+    invoiceTransactions = _Transaction(many=True, required=False)
+    expiredAt = serializers.DateTimeField(required=False, allow_null=True)
+
+
+class _Limit(serializers.Serializer):
+    static = money_string()
+    percentage = serializers.DecimalField(max_digits=5, decimal_places=2, coerce_to_string=False)
+
+
+class UnderpaymentLimitsSchema(serializers.Serializer):
+    """One entry per payment code."""
+
+    assets = serializers.DictField(child=_Limit())
+
+
+class UnderpaymentLimitsPatchSchema(serializers.Serializer):
+    assets = serializers.DictField(
+        child=_Limit(), help_text="Payment code -> limits; numbers or numeric strings. All or nothing."
+    )
