@@ -30,16 +30,16 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 @pytest.fixture
 def merchant(db):  # type: ignore[no-untyped-def]
     """A merchant made by the real service; `.public_token` and `.signing_secret` in clear."""
-    from payments.services import merchant_create
+    from tests.factories import MerchantFactory
 
-    return merchant_create(name="Acme Shop", email="owner@acme.test", password="correct horse battery")
+    return MerchantFactory(name="Acme Shop", email="owner@acme.test")
 
 
 @pytest.fixture
 def other_merchant(db):  # type: ignore[no-untyped-def]
-    from payments.services import merchant_create
+    from tests.factories import MerchantFactory
 
-    return merchant_create(name="Other Shop", email="owner@other.test", password="correct horse battery")
+    return MerchantFactory(name="Other Shop", email="owner@other.test")
 
 
 @pytest.fixture

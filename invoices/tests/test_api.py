@@ -9,6 +9,7 @@ from django.utils import timezone
 from chains.addresses import validate_address
 from invoices.models import Invoice
 from payments.models import LedgerEntry
+from tests.chain import api_mine, api_pay
 from webhooks.models import WebhookEvent
 
 pytestmark = pytest.mark.django_db
@@ -35,15 +36,11 @@ def _get(client, invoice_id):
 
 
 def _pay(api, invoice, amount, outcome="confirm"):
-    address = invoice["address"]
-    body = {"address": address["address"], "asset": address["asset"], "amount": amount, "outcome": outcome}
-    if address["tag"]:
-        body["tag"] = address["tag"]
-    return api.post("/api/sandbox/deposits", body, format="json")
+    return api_pay(api, invoice["address"], amount, outcome)
 
 
 def _mine(api, count=2):
-    return api.post("/api/sandbox/blocks", {"count": count}, format="json")
+    return api_mine(api, count)
 
 
 def _statuses(invoice_id):

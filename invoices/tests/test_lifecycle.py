@@ -35,7 +35,6 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from chains.addresses import validate_address
 from chains.derivation import derive_address
-from chains.simulator import sandbox_deposit, sandbox_mine
 from invoices import services
 from invoices.models import Invoice, InvoiceItem, UnderpaymentLimit
 from invoices.services import (
@@ -52,6 +51,7 @@ from payments.errors import InvalidState, ValidationFailed
 from payments.ledger import ledger_verify
 from payments.models import Company, Deposit, LedgerEntry
 from payments.selectors import balance_list_for_company
+from tests import chain
 from webhooks.models import WebhookEvent
 
 CODES = [asset.code for asset in all_assets()]
@@ -296,9 +296,7 @@ class InvoiceLifecycle(RuleBasedStateMachine):
     ) -> PaymentModel:
         assert self.company is not None
         address, tag = _respelled(inv.code, inv.address, inv.tag) if respelled else (inv.address, inv.tag)
-        tx = sandbox_deposit(
-            company=self.company, code=code, address=address, tag=tag, amount=amount, outcome=outcome
-        )
+        tx = chain.pay_address(code, address, amount, tag=tag, outcome=outcome, company=self.company)
         deposit = Deposit.objects.get(code=code, txid=tx.txid)
         payment = PaymentModel(
             pk=deposit.pk,
@@ -578,7 +576,11 @@ class InvoiceLifecycle(RuleBasedStateMachine):
         self._mine(CODES if everywhere else [open_codes[pick % len(open_codes)]], count, everywhere)
 
     def _mine(self, codes: list[str], count: int, everywhere: bool = False) -> None:
-        sandbox_mine(count=count, codes=None if everywhere else codes)
+        if everywhere:
+            chain.mine(None, count)
+        else:
+            for code in codes:
+                chain.mine(code, count)
 
         for code in codes:
             for payment in self.payments:
@@ -812,13 +814,13 @@ def test_every_confirmed_payment_of_a_closed_invoice_reaches_the_merchants_balan
     assert invoice.deposit_address is not None
     address = invoice.deposit_address.address
     # btc needs 2 confirmations: the first part confirms while the second is still open, so no "wrong".
-    sandbox_deposit(company=company, code="btc", address=address, amount=Decimal("0.0005"))
-    sandbox_mine(count=1, codes=["btc"])
-    sandbox_deposit(company=company, code="btc", address=address, amount=Decimal("0.0002"))
-    sandbox_mine(count=1, codes=["btc"])
+    chain.pay_address("btc", address, "0.0005", company=company)
+    chain.mine("btc", 1)
+    chain.pay_address("btc", address, "0.0002", company=company)
+    chain.mine("btc", 1)
     Invoice.objects.filter(pk=invoice.pk).update(expired_at=timezone.now() - timedelta(minutes=61))
     close_overdue_invoices()
-    sandbox_mine(count=1, codes=["btc"])  # the second part confirms after the close: credited, as late
+    chain.mine("btc", 1)  # the second part confirms after the close: credited, as late
 
     invoice.refresh_from_db()
     confirmed = sum(
@@ -860,7 +862,7 @@ def test_a_payment_to_another_form_of_the_invoice_address_reaches_the_invoice(
     assert invoice.deposit_address is not None and invoice.amount_due is not None
     address, tag = variant(invoice.deposit_address.address, invoice.deposit_address.tag)
 
-    tx = sandbox_deposit(company=company, code=code, address=address, tag=tag, amount=invoice.amount_due)
+    tx = chain.pay_address(code, address, invoice.amount_due, tag=tag, company=company)
 
     deposit = Deposit.objects.get(txid=tx.txid)
     invoice.refresh_from_db()

@@ -12,11 +12,12 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from chains.simulator import sandbox_deposit, sandbox_mine
 from invoices.models import Invoice
 from invoices.payuri import payment_uri
-from invoices.services import ItemInput, invoice_close, invoice_create, invoice_fill
+from invoices.services import ItemInput, invoice_close, invoice_fill
 from payments.models import Deposit
+from tests.chain import mine, pay
+from tests.factories import InvoiceFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -30,9 +31,8 @@ class OtherChain:
 
 
 def _invoice(merchant, *, fixed=None, redirect_url=None, items=None):
-    return invoice_create(
+    return InvoiceFactory(
         company=merchant.company,
-        invoice_currency="usd",
         items=items or [ItemInput("Coffee", Decimal(60)), ItemInput("Cake", Decimal(40))],
         payment_currency=fixed,
         redirect_url=redirect_url,
@@ -45,19 +45,11 @@ def _filled(merchant, code="btc", **create):
 
 
 def _pay(invoice, amount, outcome="confirm"):
-    invoice.refresh_from_db()
-    sandbox_deposit(
-        company=None,
-        code=invoice.payment_code,
-        address=invoice.deposit_address.address,
-        tag=invoice.deposit_address.tag,
-        amount=Decimal(amount),
-        outcome=outcome,
-    )
+    pay(invoice, amount, outcome=outcome)
 
 
 def _mine(invoice, count=2):
-    sandbox_mine(count=count, codes=[invoice.payment_code])
+    mine(invoice, count)
 
 
 def _page(client, invoice, **headers):

@@ -15,13 +15,14 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from chains.simulator import sandbox_deposit, sandbox_mine
 from invoices import services
 from invoices.models import Invoice
 from invoices.services import TRANSITIONS, ItemInput
 from payments.assets import get_asset
 from payments.errors import InvalidState
 from payments.models import Deposit, LedgerEntry
+from tests.chain import mine, pay
+from tests.factories import InvoiceFactory
 from webhooks.models import WebhookEvent
 
 Status = Invoice.Status
@@ -30,10 +31,12 @@ EMAIL = "client@example.com"
 
 
 def _filled(merchant) -> Invoice:  # type: ignore[no-untyped-def]
-    invoice = services.invoice_create(
-        company=merchant.company, invoice_currency="usd", items=[ItemInput(name="Tea", price=Decimal("10"))]
+    return InvoiceFactory(
+        company=merchant.company,
+        items=[ItemInput(name="Tea", price=Decimal("10"))],
+        code="btc",
+        client_email=EMAIL,
     )
-    return services.invoice_fill(invoice_id=invoice.pk, client_email=EMAIL, payment_currency="btc")
 
 
 def _locked(invoice: Invoice) -> Invoice:
@@ -123,14 +126,7 @@ def _overdue(invoice: Invoice, *, by: timedelta) -> None:
 
 
 def _pay(invoice: Invoice, amount: Decimal) -> None:
-    assert invoice.deposit_address is not None
-    sandbox_deposit(
-        company=None,
-        code=invoice.payment_code,
-        address=invoice.deposit_address.address,
-        tag=invoice.deposit_address.tag,
-        amount=amount,
-    )
+    pay(invoice, amount)
 
 
 def _credited(invoice: Invoice) -> Decimal:
@@ -157,7 +153,7 @@ def test_a_payment_first_seen_after_expiry_closes_a_pending_invoice_and_is_late(
     )
     assert statuses == ["created", "pending", "closed"]
 
-    sandbox_mine(count=6, codes=[invoice.payment_code])
+    mine(invoice, 6)
 
     invoice.refresh_from_db()
     assert invoice.status == Status.CLOSED  # it never completes
@@ -169,7 +165,7 @@ def test_a_payment_first_seen_after_expiry_closes_a_pending_invoice_and_is_late(
 def test_the_same_payment_before_expiry_completes_the_invoice(merchant) -> None:  # type: ignore[no-untyped-def]
     invoice = _filled(merchant)
     _pay(invoice, invoice.amount_due)
-    sandbox_mine(count=6, codes=[invoice.payment_code])
+    mine(invoice, 6)
     invoice.refresh_from_db()
     assert invoice.status == Status.DONE
 
@@ -182,7 +178,7 @@ def test_a_payment_confirming_past_the_grace_finds_the_invoice_closed_as_the_swe
     grace = get_asset("btc").expiry_grace
     _overdue(invoice, by=grace + timedelta(seconds=1))
 
-    sandbox_mine(count=6, codes=[invoice.payment_code])
+    mine(invoice, 6)
 
     invoice.refresh_from_db()
     assert invoice.status == Status.CLOSED

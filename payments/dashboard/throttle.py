@@ -9,6 +9,7 @@ The same counter guards the password confirmation that reveals the signing secre
 from __future__ import annotations
 
 import hashlib
+import time
 
 from django.conf import settings
 from django.core.cache import cache
@@ -39,20 +40,37 @@ def _key(scope: str, username: str, ip: str) -> str:
     return f"dashboard:{scope}-failures:{ident}"
 
 
+def _now() -> float:
+    """The clock of the window (tests move it)."""
+    return time.time()
+
+
+def _window_open(key: str) -> bool:
+    """The pair's window, started by its first failure, has not ended (the cache entries outlive it)."""
+    since = cache.get(f"{key}:since")
+    return since is not None and _now() - float(since) < window_seconds()
+
+
 def is_locked(scope: str, username: str, ip: str) -> bool:
-    return int(cache.get(_key(scope, username, ip), 0)) >= _limit()
+    key = _key(scope, username, ip)
+    return _window_open(key) and int(cache.get(key, 0)) >= _limit()
 
 
 def record_failure(scope: str, username: str, ip: str) -> int:
     """Count one failure; the window starts at the first failure and is not extended by later ones."""
     key = _key(scope, username, ip)
-    cache.add(key, 0, timeout=window_seconds())
+    if not _window_open(key):
+        cache.delete_many([key, f"{key}:since"])  # a new window
+    # Both expire with the window: the cache cleans up, the timestamp decides.
+    cache.add(f"{key}:since", _now(), timeout=window_seconds() + 1)
+    cache.add(key, 0, timeout=window_seconds() + 1)
     try:
         return int(cache.incr(key))
     except ValueError:  # expired between add and incr
-        cache.set(key, 1, timeout=window_seconds())
+        cache.set(key, 1, timeout=window_seconds() + 1)
         return 1
 
 
 def clear(scope: str, username: str, ip: str) -> None:
-    cache.delete(_key(scope, username, ip))
+    key = _key(scope, username, ip)
+    cache.delete_many([key, f"{key}:since"])

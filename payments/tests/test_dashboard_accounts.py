@@ -12,6 +12,7 @@ from django.contrib.auth import get_user_model
 from django.core import mail
 from rest_framework.test import APIClient
 
+from payments.dashboard import throttle
 from payments.models import Company
 from payments.tests.test_dashboard_support import (  # noqa: F401 - fixtures
     CSRF_INPUT,
@@ -212,13 +213,17 @@ def test_a_success_clears_the_count(anon_dash, merchant):
     assert anon_dash.login("owner@acme.test").status_code == 302
 
 
-def test_the_lock_ends_with_its_window(anon_dash, merchant, settings):
-    settings.DASHBOARD_LOGIN_FAILURE_WINDOW_SECONDS = 1
+def test_the_lock_ends_with_its_window(anon_dash, merchant, settings, monkeypatch):
+    settings.DASHBOARD_LOGIN_FAILURE_WINDOW_SECONDS = 60
+    start = time.time()
+    monkeypatch.setattr(throttle, "_now", lambda: start)
     for _ in range(5):
         anon_dash.login("owner@acme.test", "wrong password")
     assert anon_dash.login("owner@acme.test").status_code == 429
 
-    time.sleep(1.2)
+    monkeypatch.setattr(throttle, "_now", lambda: start + 59)  # still inside the window
+    assert anon_dash.login("owner@acme.test").status_code == 429
+    monkeypatch.setattr(throttle, "_now", lambda: start + 60)  # the window is over
 
     assert anon_dash.login("owner@acme.test").status_code == 302
 

@@ -14,10 +14,11 @@ import pytest
 from django.core.cache import cache
 from django.test import Client
 
-from chains.simulator import sandbox_deposit, sandbox_mine
 from invoices.models import Invoice
-from invoices.services import ItemInput, invoice_create, invoice_fill
+from invoices.services import ItemInput, invoice_fill
 from payments.models import Company
+from tests import chain
+from tests.factories import InvoiceFactory
 
 PASSWORD = "correct horse battery"  # the root conftest's merchants
 CSRF_INPUT = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
@@ -85,11 +86,8 @@ def company_of(merchant: Any) -> Company:
 
 
 def make_invoice(company: Company, *, total: str = "100", **kwargs: Any) -> Invoice:
-    return invoice_create(
-        company=company,
-        invoice_currency="usd",
-        items=[ItemInput(name="Coffee beans", price=Decimal(total))],
-        **kwargs,
+    return InvoiceFactory(
+        company=company, items=[ItemInput(name="Coffee beans", price=Decimal(total))], **kwargs
     )
 
 
@@ -98,20 +96,8 @@ def fill(invoice: Invoice, code: str = "btc", email: str = "client@example.com")
 
 
 def pay(invoice: Invoice, amount: str, *, blocks: int = 2) -> Invoice:
-    """Send `amount` to the invoice's address on the sandbox chain and mine `blocks` blocks."""
-    invoice.refresh_from_db()
-    assert invoice.deposit_address is not None
-    sandbox_deposit(
-        company=None,
-        code=invoice.payment_code,
-        address=invoice.deposit_address.address,
-        tag=invoice.deposit_address.tag,
-        amount=Decimal(amount),
-    )
-    if blocks:
-        sandbox_mine(count=blocks, codes=[invoice.payment_code])
-    invoice.refresh_from_db()
-    return invoice
+    """Pay and confirm (2 blocks unless told): the dashboard tests mostly want settled payments."""
+    return chain.pay(invoice, amount, blocks=blocks)
 
 
 def wrong_invoice(company: Company, code: str = "btc") -> Invoice:
@@ -126,17 +112,7 @@ def wrong_invoice(company: Company, code: str = "btc") -> Invoice:
 BTC_ADDRESS = "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq"
 
 
-def fund(company: Company, code: str, amount: str) -> None:
-    from payments.ledger import ledger_credit
-    from payments.models import LedgerEntry
-
-    ledger_credit(
-        company_id=company.pk,
-        code=code,
-        amount=Decimal(amount),
-        kind=LedgerEntry.Kind.ADJUSTMENT,
-        reference=f"test-funding:{code}:{amount}:{Company.objects.count()}:{LedgerEntry.objects.count()}",
-    )
+fund = chain.fund
 
 
 def funded_withdrawal(company: Company, amount: str = "0.001") -> Any:

@@ -11,6 +11,7 @@ from chains.addresses import validate_address
 from chains.base import ChainTransfer
 from payments.deposits import deposit_ingest
 from payments.models import Deposit, LedgerEntry, StaticDepositAddress
+from tests.chain import api_mine
 from webhooks.models import WebhookEvent
 
 pytestmark = pytest.mark.django_db
@@ -33,7 +34,7 @@ def _deposit(api, address, amount="0.015", asset="btc", **extra):
 
 
 def _mine(api, count=1):
-    return api.post("/api/sandbox/blocks", {"count": count}, format="json")
+    return api_mine(api, count)
 
 
 def _balance(api, code):

@@ -205,7 +205,8 @@ def test_merchant_runs_the_sandbox_flow(open_page, live_server, shot, receiver):
 
 def test_phone_layout_and_login(open_page, live_server, shot):
     from payments.services import merchant_create
-    from tests.browser.helpers import make_invoice, mine, pay
+    from tests.browser.helpers import make_invoice
+    from tests.chain import mine, pay
 
     credentials = merchant_create(name="Blue Bottle Roastery", email=EMAIL, password=PASSWORD)
     invoice = fill(make_invoice(credentials.company), "btc")

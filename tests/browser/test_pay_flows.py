@@ -15,7 +15,8 @@ from playwright.sync_api import expect
 
 from invoices.models import Invoice
 from invoices.payuri import payment_uri
-from tests.browser.helpers import decode_qr, make_invoice, mine
+from tests.browser.helpers import decode_qr, make_invoice
+from tests.chain import mine
 
 pytestmark = pytest.mark.django_db(transaction=True)
 expect.set_options(timeout=10_000)

@@ -12,7 +12,8 @@ import pytest
 from django.utils import timezone
 
 from invoices.models import Invoice
-from tests.browser.helpers import fill, make_invoice, mine, pay
+from tests.browser.helpers import fill, make_invoice
+from tests.chain import mine, pay
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -8,8 +8,8 @@ from django.conf import settings
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
-from payments.ledger import ledger_credit
-from payments.models import Account, LedgerEntry
+from payments.models import Account
+from tests import chain
 from webhooks.models import WebhookEvent
 from withdrawals import tasks
 from withdrawals.models import Withdrawal
@@ -36,18 +36,7 @@ def _clean_rates_cache():
     cache.clear()
 
 
-_sequence = iter(range(10**9))
-
-
-def fund(company, code, amount):
-    """Credit the company's balance as an operator adjustment would."""
-    return ledger_credit(
-        company_id=company.pk,
-        code=code,
-        amount=Decimal(amount),
-        kind=LedgerEntry.Kind.ADJUSTMENT,
-        reference=f"test-funding:{next(_sequence)}",
-    )
+fund = chain.fund
 
 
 def balance(company, code):
@@ -77,7 +66,7 @@ def run_broadcasts():
 
 
 def mine(client, count=1):
-    response = client.post("/api/sandbox/blocks", {"count": count}, format="json")
+    response = chain.api_mine(client, count)
     assert response.status_code == 200, response.content
     return response
 
