@@ -7,6 +7,7 @@ from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from chains.dashboard import urls as sandbox_pages
 from invoices.dashboard import urls as invoice_pages
 from payments import views as core_views
 from payments.api.renderers import KassaJSONRenderer
@@ -34,6 +35,7 @@ class SchemaApi(SpectacularAPIView):
 api_patterns: list[URLPattern | URLResolver] = [
     path("", include("payments.api.urls")),
     path("", include("payments.api.urls_deposits")),
+    path("", include("chains.api.urls")),
     path("", include("webhooks.api.urls")),
     path("", include("invoices.api.urls")),
     path("", include("withdrawals.api.urls")),
@@ -50,6 +52,7 @@ dashboard_patterns: list[URLPattern | URLResolver] = [
     *invoice_pages.urlpatterns,
     *withdrawal_pages.urlpatterns,
     *webhook_pages.urlpatterns,
+    *sandbox_pages.urlpatterns,
 ]
 
 urlpatterns = [

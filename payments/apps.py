@@ -11,6 +11,8 @@ class PaymentsConfig(AppConfig):
         from payments.fields import register_sqlite_functions
 
         connection_created.connect(register_sqlite_functions, dispatch_uid="kassa-money-sum")
+
+        from chains import checks as chain_checks  # noqa: F401 - its checks must be registered to refuse
         from payments import (
             checks,  # registers the deployment checks
             schema,  # noqa: F401 - registers the OpenAPI auth extension

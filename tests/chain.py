@@ -5,11 +5,13 @@ sandbox API when the test is about HTTP)."""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
 from chains.simulator import sandbox_deposit, sandbox_mine
 from invoices.models import Invoice
+from payments.assets import get_asset
 from payments.ledger import ledger_credit
 from payments.models import Company, LedgerEntry, SandboxTransaction
 
@@ -32,12 +34,22 @@ def pay_address(
     )
 
 
-def pay(invoice: Invoice, amount: Decimal | str, *, outcome: str = "confirm", blocks: int = 0) -> Invoice:
-    """Send `amount` to the (filled) invoice's own address, mine `blocks` blocks; the invoice, re-read."""
+def pay(
+    invoice: Invoice,
+    amount: Decimal | str,
+    *,
+    outcome: str = "confirm",
+    blocks: int = 0,
+    confirm: bool = False,
+) -> Invoice:
+    """Send `amount` to the (filled) invoice's own address and mine `blocks` blocks on its chain, or as
+    many as the asset needs to confirm with `confirm=True`; the invoice passed in is re-read, returned."""
     invoice.refresh_from_db()
     assert invoice.deposit_address is not None, "fill the invoice first"
     address = invoice.deposit_address
     pay_address(invoice.payment_code, address.address, amount, tag=address.tag, outcome=outcome)
+    if confirm:
+        blocks = max(blocks, get_asset(invoice.payment_code).confirmations)
     if blocks:
         mine(invoice.payment_code, blocks)
     invoice.refresh_from_db()
@@ -51,25 +63,42 @@ def mine(code: str | Invoice | None = None, count: int = 1) -> dict[str, int]:
     return sandbox_mine(count=count, codes=[code] if code else None)
 
 
-def fund(company: Company, code: str, amount: Decimal | str) -> LedgerEntry:
-    """Credit the company's balance as an operator adjustment would."""
+def fund(company: Company, code: str, amount: Decimal | str, *, reference: str | None = None) -> LedgerEntry:
+    """Credit the company's balance as an operator adjustment would (a fresh reference unless given)."""
     return ledger_credit(
         company_id=company.pk,
         code=code,
         amount=Decimal(amount),
         kind=LedgerEntry.Kind.ADJUSTMENT,
-        reference=f"test-funding:{next(_funding)}",
+        reference=reference or f"test-funding:{next(_funding)}",
     )
 
 
 # --- through the sandbox API (for tests about HTTP) -----------------------------------------------------
 
 
-def api_pay(client: Any, address: dict[str, Any], amount: str, outcome: str = "confirm") -> Any:
-    """POST /api/sandbox/deposits to an `address` object as the API returns it (address, tag, asset)."""
-    body = {"address": address["address"], "asset": address["asset"], "amount": amount, "outcome": outcome}
-    if address.get("tag"):
-        body["tag"] = address["tag"]
+def api_pay(
+    client: Any,
+    address: Mapping[str, Any] | str,
+    amount: Any,
+    outcome: str = "confirm",
+    *,
+    asset: str | None = None,
+    tag: str | None = None,
+) -> Any:
+    """POST /api/sandbox/deposits: to an invoice's `address` object as the API returns it (address, tag,
+    asset), or to an address string with `asset` (the payment code) and `tag`. `amount` is sent as given,
+    so tests of the endpoint may send what it must refuse. Returns the response."""
+    if isinstance(address, str):
+        address = {"address": address, "asset": asset, "tag": tag}
+    body = {
+        "address": address["address"],
+        "asset": asset or address["asset"],
+        "amount": amount,
+        "outcome": outcome,
+    }
+    if tag or address.get("tag"):
+        body["tag"] = tag or address["tag"]
     return client.post("/api/sandbox/deposits", body, format="json")
 
 

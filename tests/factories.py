@@ -1,9 +1,13 @@
-"""factory-boy factories for the test data: merchants, invoices, withdrawals and deposits.
+"""factory-boy factories for the test data: users, merchants, invoices, withdrawals and deposits.
 
-Each builds its object through the service the product uses (merchant_create, invoice_create and
-invoice_fill, withdrawal_request after a funding credit, static_address_get_or_create and a sandbox
-transfer), so a factory-made object always holds the invariants the code relies on (hashed token,
-encrypted secret, ledger entries, webhook events)."""
+Each makes its object through the service the product uses (merchant_create, invoice_create and
+invoice_fill, withdrawal_request after a funding credit, static_address_get_or_create, a sandbox transfer
+ingested by the chain poll), so a factory-made object always holds the invariants the code relies on: a
+hashed token and an encrypted secret, a ledger entry for every amount held or moved, the webhook event of
+every transition. Later states are reached the same way (an invoice is paid on the sandbox chain, a
+withdrawal broadcast and mined or rejected by its service), never by writing a status. For the same reason
+`build()` is refused: these objects only exist saved.
+"""
 
 from __future__ import annotations
 
@@ -11,93 +15,181 @@ from decimal import Decimal
 from typing import Any
 
 import factory
+from django.contrib.auth import get_user_model
+from factory.django import DjangoModelFactory
 
 from invoices.models import Invoice
 from invoices.services import ItemInput, invoice_create, invoice_fill
-from payments.models import Deposit, StaticDepositAddress
+from payments.assets import get_asset
+from payments.models import Company, Deposit, DepositAddress, StaticDepositAddress
 from payments.services import MerchantCredentials, merchant_create
 from payments.static_deposits import static_address_get_or_create
 from tests import chain
 from withdrawals.models import Withdrawal
 from withdrawals.rules import WithdrawalItem
-from withdrawals.services import withdrawal_request
+from withdrawals.services import (
+    withdrawal_broadcast,
+    withdrawal_check,
+    withdrawal_items_check,
+    withdrawal_reject,
+    withdrawal_request,
+)
+from withdrawals.tests.conftest import ADDRESSES
 
 PASSWORD = "correct horse battery"
-BTC_ADDRESS = "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq"
+BTC_ADDRESS = ADDRESSES["btc"]
+
+
+class _ServiceFactory(DjangoModelFactory):
+    """A factory whose `_create` calls the product's service; an unsaved object would skip it."""
+
+    class Meta:
+        abstract = True
+        skip_postgeneration_save = True
+
+    @classmethod
+    def _build(cls, model_class: type, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(f"{cls.__name__} makes its object through a service: call {cls.__name__}().")
+
+
+class UserFactory(_ServiceFactory):
+    """A dashboard user without a company (staff, SSO): the username is the e-mail, as for merchants."""
+
+    class Meta:
+        model = get_user_model()
+
+    email = factory.Sequence(lambda n: f"user{n}@kassa.test")
+    password: str | None = PASSWORD  # None: an unusable password
+
+    @classmethod
+    def _create(cls, model_class: type, *, email: str, password: str | None, **extra: Any) -> Any:
+        email = email.strip().lower()
+        return get_user_model().objects.create_user(username=email, email=email, password=password, **extra)
 
 
 class MerchantFactory(factory.Factory):
-    """A dashboard user and their company: `MerchantCredentials` (company, token and secret in clear)."""
+    """A dashboard user and their company by `merchant_create`: `MerchantCredentials` (the company, its
+    public token and signing secret in clear, which exist only here). `password=None`: no login until a
+    reset. The conftest `merchant` and `other_merchant` fixtures are made by it."""
 
     class Meta:
         model = MerchantCredentials
 
     name = factory.Sequence(lambda n: f"Shop {n}")
     email = factory.Sequence(lambda n: f"owner{n}@shop.test")
-    password = PASSWORD
+    password: str | None = PASSWORD
+
+    @classmethod
+    def _build(cls, model_class: type, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("MerchantFactory makes its merchant through merchant_create: call MerchantFactory().")
 
     @classmethod
     def _create(cls, model_class: type, **kwargs: Any) -> MerchantCredentials:
         return merchant_create(**kwargs)
 
 
-class InvoiceFactory(factory.Factory):
-    """An invoice of `company` (a new merchant's by default); `code=...` fills it as the client would."""
+class CompanyFactory(_ServiceFactory):
+    """A merchant's company (with its owner) by `merchant_create`, when the clear token is not needed."""
+
+    class Meta:
+        model = Company
+
+    name = factory.Sequence(lambda n: f"Company {n}")
+    email = factory.Sequence(lambda n: f"company{n}@shop.test")
+    password: str | None = PASSWORD
+
+    @classmethod
+    def _create(cls, model_class: type, **kwargs: Any) -> Company:
+        return merchant_create(**kwargs).company
+
+
+class InvoiceFactory(_ServiceFactory):
+    """An invoice by `invoice_create` (created); with `code` also filled by `invoice_fill` as the client
+    would (pending: address, rate, fee and expiry); with `paid` that amount is then sent to its address on
+    the sandbox chain and mined to the asset's confirmations (done, or wrong when short).
+
+    `payment_currency` is the merchant's fixed asset, as `invoice_create` names it."""
 
     class Meta:
         model = Invoice
 
-    company = factory.LazyFunction(lambda: MerchantFactory().company)
+    company = factory.SubFactory(CompanyFactory)
     invoice_currency = "usd"
     items = factory.LazyFunction(lambda: [ItemInput(name="Coffee beans", price=Decimal("100"))])
     is_merchant_pays_fee = False
-    payment_currency = None
-    redirect_url = None
-    code = None  # a payment code: fill the invoice (created -> pending) with it
+    payment_currency: str | None = None
+    redirect_url: str | None = None
+    code: str | None = None  # a payment code: fill the invoice with it (created -> pending)
     client_email = "client@example.com"
+    paid: Decimal | str | None = None  # pay this much and confirm it (needs `code`)
 
     @classmethod
     def _create(cls, model_class: type, **kwargs: Any) -> Invoice:
-        code, email = kwargs.pop("code"), kwargs.pop("client_email")
+        code, email, paid = kwargs.pop("code"), kwargs.pop("client_email"), kwargs.pop("paid")
         invoice = invoice_create(**kwargs)
         if code:
             invoice = invoice_fill(invoice_id=invoice.pk, client_email=email, payment_currency=code)
+        if paid is not None:
+            if not code:
+                raise TypeError("InvoiceFactory(paid=...) needs code=...: only a filled invoice has an address")
+            invoice = chain.pay(invoice, paid, confirm=True)
         return invoice
 
 
-class WithdrawalFactory(factory.Factory):
-    """One accepted withdrawal (processing, held); its company is funded first unless `funded=False`."""
+class WithdrawalFactory(_ServiceFactory):
+    """One withdrawal accepted by `withdrawal_request` (processing: amount + network fee held in the ledger,
+    its webhook written, its broadcast enqueued at commit).
+
+    `funded=True` credits exactly amount + fee first (an operator adjustment), so the company's available
+    balance is what it was; `funded=False` leaves the balance to the test. `status="done"` broadcasts it,
+    mines its confirmations and settles it (the hold is posted); `status="rejected"` rejects it (the hold
+    is released). `to` defaults to a valid address of the asset (withdrawals/tests/conftest.ADDRESSES).
+    """
 
     class Meta:
         model = Withdrawal
 
-    company = factory.LazyFunction(lambda: MerchantFactory().company)
+    company = factory.SubFactory(CompanyFactory)
     asset = "btc"
-    to = BTC_ADDRESS
+    to = factory.LazyAttribute(lambda o: ADDRESSES[o.asset.lower()])
     amount = Decimal("0.001")
     tag = ""
     funded = True
+    status = Withdrawal.Status.PROCESSING
 
     @classmethod
     def _create(cls, model_class: type, **kwargs: Any) -> Withdrawal:
-        company, funded = kwargs.pop("company"), kwargs.pop("funded")
-        item = WithdrawalItem(**kwargs)
+        company, funded, status = kwargs.pop("company"), kwargs.pop("funded"), kwargs.pop("status")
+        item = WithdrawalItem(**{**kwargs, "amount": Decimal(kwargs["amount"])})
         if funded:
-            chain.fund(company, item.asset, item.amount * 2)  # amount and any network fee
-        return withdrawal_request(company=company, items=[item])[0]
+            (checked,) = withdrawal_items_check([item])
+            chain.fund(company, checked.code, checked.amount + checked.fee)
+        (withdrawal,) = withdrawal_request(company=company, items=[item])
+        if status == Withdrawal.Status.DONE:
+            # What the worker and the chain do: send it, mine its confirmations, settle it (idempotent
+            # when the sandbox's after-blocks hook settled it already).
+            withdrawal_broadcast(uid=withdrawal.uid)
+            chain.mine(withdrawal.code, get_asset(withdrawal.code).confirmations)
+            withdrawal_check(uid=withdrawal.uid)
+        elif status == Withdrawal.Status.REJECTED:
+            withdrawal_reject(uid=withdrawal.uid, reason="Rejected by a test.")
+        elif status != Withdrawal.Status.PROCESSING:
+            raise ValueError(f"WithdrawalFactory cannot reach status {status!r}")
+        withdrawal.refresh_from_db()
+        return withdrawal
 
 
-class StaticDepositAddressFactory(factory.Factory):
-    """A static deposit address of one of the merchant's users."""
+class StaticDepositAddressFactory(_ServiceFactory):
+    """A static deposit address of one of the merchant's users, by `static_address_get_or_create`."""
 
     class Meta:
         model = StaticDepositAddress
 
-    company = factory.LazyFunction(lambda: MerchantFactory().company)
+    company = factory.SubFactory(CompanyFactory)
     internal_user_id = factory.Sequence(lambda n: f"user-{n}")
     email = ""
-    asset = "btc"
-    network = "btc"
+    network = "btc"  # the payment code
+    asset = factory.LazyAttribute(lambda o: get_asset(o.network).base)
 
     @classmethod
     def _create(cls, model_class: type, **kwargs: Any) -> StaticDepositAddress:
@@ -105,8 +197,10 @@ class StaticDepositAddressFactory(factory.Factory):
         return static
 
 
-class DepositFactory(factory.Factory):
-    """A transfer seen on the sandbox chain to a static address (`address=`, made when not given)."""
+class DepositFactory(_ServiceFactory):
+    """A transfer to a static address (or any DepositAddress) on the sandbox chain, ingested by the chain
+    poll as a real one is: seen, or mined to its confirmations with `confirm=True` (for a static address
+    that credits the merchant)."""
 
     class Meta:
         model = Deposit
@@ -114,12 +208,21 @@ class DepositFactory(factory.Factory):
     address = factory.SubFactory(StaticDepositAddressFactory)
     amount = Decimal("0.01")
     outcome = "confirm"
+    confirm = False
 
     @classmethod
     def _create(cls, model_class: type, **kwargs: Any) -> Deposit:
-        static: StaticDepositAddress = kwargs["address"]
-        target = static.deposit_address
-        tx = chain.pay_address(
-            static.code, target.address, kwargs["amount"], tag=target.tag, outcome=kwargs["outcome"]
+        target = kwargs["address"]
+        deposit_address: DepositAddress = (
+            target.deposit_address if isinstance(target, StaticDepositAddress) else target
         )
-        return Deposit.objects.get(code=static.code, txid=tx.txid)
+        tx = chain.pay_address(
+            deposit_address.code,
+            deposit_address.address,
+            kwargs["amount"],
+            tag=deposit_address.tag,
+            outcome=kwargs["outcome"],
+        )
+        if kwargs["confirm"]:
+            chain.mine(deposit_address.code, get_asset(deposit_address.code).confirmations)
+        return Deposit.objects.get(code=tx.code, txid=tx.txid)

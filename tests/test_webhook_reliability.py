@@ -4,7 +4,8 @@ import signal
 
 import pytest
 
-from payments.services import company_set_webhook_url, merchant_create
+from payments.services import company_set_webhook_url
+from tests.factories import MerchantFactory
 from tests.workers import kill_tree, start_worker, wait_for
 from webhooks.models import WebhookEvent
 from webhooks.payloads import invoice_body
@@ -22,8 +23,9 @@ FAST = {
 
 
 @pytest.mark.django_db(transaction=True)
-def test_sigkilled_worker_then_restart_delivers_every_event(tmp_path):
-    created = merchant_create(name="Reliable", email="reliable@shop.test")
+def test_sigkilled_worker_then_restart_delivers_every_event(tmp_path, settings):
+    settings.WEBHOOK_ALLOW_PRIVATE_HOSTS = True  # the receiver listens on 127.0.0.1
+    created = MerchantFactory(name="Reliable", email="reliable@shop.test")
     with WebhookReceiver(secret=created.signing_secret, default=Reply(delay=0.3)) as receiver:
         company_set_webhook_url(company_id=created.company.pk, url=receiver.url)
         created.company.refresh_from_db()

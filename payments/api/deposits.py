@@ -1,4 +1,4 @@
-"""Static deposit addresses and the sandbox chain API (docs/decisions.md)."""
+"""Static deposit addresses (docs/decisions.md)."""
 
 from __future__ import annotations
 
@@ -10,15 +10,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from chains import simulator as sandbox
-from chains.base import get_backend
-from chains.sandbox import confirmations, tip_height
-from payments.api.fields import AmountField, CodeField, StrictCharField, check_asset_decimals
-from payments.api.schema_types import SandboxBlocksSchema, SandboxTransactionSchema, StaticDepositSchema
+from payments.api.fields import CodeField, StrictCharField
+from payments.api.schema_types import StaticDepositSchema
 from payments.assets import get_asset
-from payments.auth import SANDBOX_API_PERMISSIONS, current_company
-from payments.models import Deposit, SandboxTransaction, StaticDepositAddress
-from payments.money import number_text
+from payments.auth import current_company
+from payments.models import StaticDepositAddress
 from payments.static_deposits import static_address_get_or_create
 from payments.wire import TimestampField
 
@@ -63,70 +59,3 @@ class StaticDepositCreateApi(APIView):
             network=values["network"],
         )
         return Response(StaticDepositOutputSerializer(static).data, status=201 if created else 200)
-
-
-class SandboxDepositInputSerializer(serializers.Serializer):
-    address = StrictCharField(max_length=128)
-    asset = CodeField(max_length=16)
-    amount = AmountField()
-    tag = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=64)
-    outcome = serializers.ChoiceField(
-        choices=SandboxTransaction.Outcome.choices, required=False, default=SandboxTransaction.Outcome.CONFIRM
-    )
-
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        check_asset_decimals(attrs["amount"], attrs["asset"])
-        return attrs
-
-
-def _sandbox_tx(tx: SandboxTransaction) -> dict[str, Any]:
-    tx.refresh_from_db()
-    deposit = Deposit.objects.filter(code=tx.code, txid=tx.txid).first()
-    return {
-        "txid": tx.txid,
-        "txHash": get_backend(tx.code).explorer_url(tx.code, tx.txid),
-        "asset": tx.code,
-        "address": tx.to_address,
-        "tag": tx.tag or None,
-        "amount": number_text(tx.amount),
-        "outcome": tx.outcome,
-        "confirmations": confirmations(tx, tip_height(tx.code)),
-        "status": deposit.status if deposit else None,
-        "routed": bool(deposit and deposit.deposit_address_id),
-    }
-
-
-class SandboxDepositApi(APIView):
-    permission_classes = SANDBOX_API_PERMISSIONS
-
-    @extend_schema(request=SandboxDepositInputSerializer, responses={201: SandboxTransactionSchema})
-    def post(self, request: Request) -> Response:
-        data = SandboxDepositInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = data.validated_data
-        tx = sandbox.sandbox_deposit(
-            company=current_company(request),
-            code=values["asset"],
-            address=values["address"],
-            amount=values["amount"],
-            tag=values.get("tag") or "",
-            outcome=values["outcome"],
-        )
-        return Response(_sandbox_tx(tx), status=201)
-
-
-class SandboxBlocksInputSerializer(serializers.Serializer):
-    count = serializers.IntegerField(min_value=1, max_value=sandbox.MAX_BLOCKS_PER_CALL, default=1)
-    asset = CodeField(required=False, max_length=16)
-
-
-class SandboxBlocksApi(APIView):
-    permission_classes = SANDBOX_API_PERMISSIONS
-
-    @extend_schema(request=SandboxBlocksInputSerializer, responses={200: SandboxBlocksSchema})
-    def post(self, request: Request) -> Response:
-        data = SandboxBlocksInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        asset = data.validated_data.get("asset")
-        tips = sandbox.sandbox_mine(count=data.validated_data["count"], codes=[asset] if asset else None)
-        return Response({"mined": data.validated_data["count"], "tips": tips})

@@ -4,6 +4,4 @@ from payments.api import deposits
 
 urlpatterns = [
     path("addresses/v1/static-deposits", deposits.StaticDepositCreateApi.as_view(), name="static-deposits"),
-    path("sandbox/deposits", deposits.SandboxDepositApi.as_view(), name="sandbox-deposits"),
-    path("sandbox/blocks", deposits.SandboxBlocksApi.as_view(), name="sandbox-blocks"),
 ]

@@ -1,5 +1,5 @@
-"""The dashboard shell: sign-up, login, password reset, balances and ledger, static addresses, the sandbox
-panel and API settings. Each app adds its own pages under the same "dashboard" namespace (config/urls.py)."""
+"""The dashboard shell: sign-up, login, password reset, balances and ledger, static addresses and API
+settings. Each app adds its own pages under the same "dashboard" namespace (config/urls.py)."""
 
 from django.contrib.auth import views as auth_views
 from django.urls import URLPattern, URLResolver, path, reverse_lazy
@@ -43,9 +43,6 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("balances/", money.balances, name="balances"),
     path("balances/<str:code>/", money.ledger, name="ledger"),
     path("addresses/", deposits.static_addresses, name="static_addresses"),
-    path("sandbox/", deposits.sandbox, name="sandbox"),
-    path("sandbox/deposit/", deposits.sandbox_deposit_view, name="sandbox_deposit"),
-    path("sandbox/mine/", deposits.sandbox_mine_view, name="sandbox_mine"),
     path("settings/api/", settings_views.api_settings, name="api_settings"),
     path("settings/api/token/rotate/", settings_views.token_rotate, name="token_rotate"),
     path("settings/api/secret/reveal/", settings_views.secret_reveal, name="secret_reveal"),

@@ -542,8 +542,11 @@ def test_allow_private_hosts_still_refuses_unresolvable_name_at_connect_time(
     assert str(excinfo.value) == "webHookUrl host receiver.lan does not resolve"
 
 
-def test_missing_setting_means_private_hosts_are_refused(settings: Settings) -> None:
-    del settings.WEBHOOK_ALLOW_PRIVATE_HOSTS
+def test_private_hosts_are_refused_unless_a_deployment_allows_them(settings: Settings) -> None:
+    from config.settings import base
+
+    assert base.WEBHOOK_ALLOW_PRIVATE_HOSTS is False  # the default every deployment starts from
+    settings.WEBHOOK_ALLOW_PRIVATE_HOSTS = False
 
     with pytest.raises(UnsafeWebhookUrl) as excinfo:
         validate_webhook_url("http://127.0.0.1/")

@@ -1,0 +1,11 @@
+"""The sandbox panel of the merchant dashboard (mounted under /dashboard/ by config/urls.py)."""
+
+from django.urls import URLPattern, path
+
+from chains.dashboard import views
+
+urlpatterns: list[URLPattern] = [
+    path("sandbox/", views.sandbox, name="sandbox"),
+    path("sandbox/deposit/", views.sandbox_deposit_view, name="sandbox_deposit"),
+    path("sandbox/mine/", views.sandbox_mine_view, name="sandbox_mine"),
+]
