@@ -115,7 +115,8 @@ class InvoiceFactory(_ServiceFactory):
 
     company = factory.SubFactory(CompanyFactory)
     invoice_currency = "usd"
-    items = factory.LazyFunction(lambda: [ItemInput(name="Coffee beans", price=Decimal("100"))])
+    total: Decimal | str = Decimal("100")  # the price of the one default item (ignored with `items`)
+    items = factory.LazyAttribute(lambda o: [ItemInput(name="Coffee beans", price=Decimal(o.total))])
     is_merchant_pays_fee = False
     payment_currency: str | None = None
     redirect_url: str | None = None
@@ -126,12 +127,13 @@ class InvoiceFactory(_ServiceFactory):
     @classmethod
     def _create(cls, model_class: type, **kwargs: Any) -> Invoice:
         code, email, paid = kwargs.pop("code"), kwargs.pop("client_email"), kwargs.pop("paid")
+        del kwargs["total"]  # invoice_create sums the items
         invoice = invoice_create(**kwargs)
         if code:
             invoice = invoice_fill(invoice_id=invoice.pk, client_email=email, payment_currency=code)
         if paid is not None:
             if not code:
-                raise TypeError("InvoiceFactory(paid=...) needs code=...: only a filled invoice has an address")
+                raise TypeError("InvoiceFactory(paid=...) needs code=...: a created invoice has no address")
             invoice = chain.pay(invoice, paid, confirm=True)
         return invoice
 

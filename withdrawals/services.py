@@ -104,9 +104,20 @@ def _locked(uid: str) -> Withdrawal | None:
     )
 
 
-def _require_status(withdrawal: Withdrawal, *allowed: str, action: str) -> None:
-    if withdrawal.status not in allowed:
-        raise InvalidState(f"Cannot {action} a withdrawal that is {withdrawal.status}.")
+# The withdrawal state machine. A withdrawal is accepted processing (withdrawal_accept); broadcasting
+# keeps it processing and records its transaction; then one of these ends it.
+TRANSITIONS: dict[str, tuple[frozenset[str], str]] = {
+    "complete": (frozenset({Status.PROCESSING}), Status.DONE),
+    "reject": (frozenset({Status.PROCESSING}), Status.REJECTED),
+}
+
+
+def _guard(withdrawal: Withdrawal, name: str) -> str:
+    """The target of transition `name`, or InvalidState when the table does not allow it from here."""
+    sources, target = TRANSITIONS[name]
+    if withdrawal.status not in sources:
+        raise InvalidState(f"Cannot {name} a withdrawal that is {withdrawal.status}.")
+    return target
 
 
 def _next_uids(company: Company, count: int) -> list[str]:
@@ -300,7 +311,7 @@ def withdrawal_complete(*, uid: str) -> Withdrawal:
         raise NotFound("No such withdrawal.")
     if withdrawal.status == Status.DONE:
         return withdrawal
-    _require_status(withdrawal, Status.PROCESSING, action="complete")
+    target = _guard(withdrawal, "complete")
     if not withdrawal.txid:
         raise InvalidState("A withdrawal that was not broadcast cannot be done.")
 
@@ -310,7 +321,7 @@ def withdrawal_complete(*, uid: str) -> Withdrawal:
         amount=withdrawal.held_amount,
         reference=withdrawal.reference,
     )
-    withdrawal.status = Status.DONE
+    withdrawal.status = target
     withdrawal.settled_at = timezone.now()
     withdrawal.save(update_fields=["status", "settled_at", "updated_at"])
     _publish(withdrawal, tx_hash=explorer_link(withdrawal) or "")
@@ -325,7 +336,7 @@ def _reject(withdrawal: Withdrawal, reason: str) -> None:
         amount=withdrawal.held_amount,
         reference=withdrawal.reference,
     )
-    withdrawal.status = Status.REJECTED
+    withdrawal.status = _guard(withdrawal, "reject")
     withdrawal.reject_reason = reason[:255]
     withdrawal.settled_at = timezone.now()
     withdrawal.save(update_fields=["status", "reject_reason", "settled_at", "updated_at"])
@@ -340,7 +351,7 @@ def withdrawal_reject(*, uid: str, reason: str) -> Withdrawal:
         raise NotFound("No such withdrawal.")
     if withdrawal.status == Status.REJECTED:
         return withdrawal
-    _require_status(withdrawal, Status.PROCESSING, action="reject")
+    _guard(withdrawal, "reject")
     _reject(withdrawal, reason)
     return withdrawal
 
@@ -355,7 +366,7 @@ def withdrawal_sandbox_reject(*, company: Company, uid: str) -> Withdrawal:
         raise ValidationFailed(
             [FieldError("uid", UnsupportedAsset.code, f"{withdrawal.code} is not on the sandbox chain")]
         )
-    _require_status(withdrawal, Status.PROCESSING, action="reject")
+    _guard(withdrawal, "reject")
     if withdrawal.txid:
         # The simulated chain agrees: its transaction fails once mined, as a real failed one would.
         SandboxTransaction.objects.filter(

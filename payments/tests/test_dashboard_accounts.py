@@ -23,6 +23,7 @@ from payments.tests.test_dashboard_support import (  # noqa: F401 - fixtures
     dashboard_rates,
     text,
 )
+from tests.factories import MerchantFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -238,7 +239,7 @@ def test_logout_is_a_post_and_ends_the_session(dash):
 
 
 def test_a_user_without_a_company_gets_a_clear_refusal(db):
-    user = get_user_model().objects.create_user(username="staff@kassa.test", password=PASSWORD)
+    user = UserFactory(email="staff@kassa.test")
     client = Dash()
     client.client.force_login(user)
 
@@ -268,9 +269,7 @@ def test_password_reset_mails_a_link_that_sets_a_new_password(anon_dash, merchan
 
 
 def test_a_merchant_created_without_password_sets_one_through_the_reset(anon_dash, db):
-    from payments.services import merchant_create
-
-    merchant_create(name="Later Shop", email="later@shop.test")
+    MerchantFactory(name="Later Shop", email="later@shop.test", password=None)
     assert anon_dash.login("later@shop.test", "").status_code == 200
 
     anon_dash.post("/dashboard/password-reset/", {"email": "Later@Shop.test"})
@@ -284,7 +283,7 @@ def test_a_merchant_created_without_password_sets_one_through_the_reset(anon_das
 
 
 def test_a_user_without_company_and_password_gets_no_reset_mail(anon_dash, db):
-    get_user_model().objects.create_user(username="sso@kassa.test", email="sso@kassa.test")
+    UserFactory(email="sso@kassa.test", password=None)
 
     anon_dash.post("/dashboard/password-reset/", {"email": "sso@kassa.test"})
 

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
 
 import pytest
 
@@ -15,31 +14,21 @@ from payments.models import LedgerEntry, SandboxBlock, SandboxTransaction, Stati
 from payments.tests.test_dashboard_support import (  # noqa: F401 - fixtures
     dash,
     dashboard_rates,
-    fill,
-    make_invoice,
     text,
 )
+from tests.chain import fund
+from tests.factories import InvoiceFactory
 
 pytestmark = pytest.mark.django_db
 
 SANDBOX = "/dashboard/sandbox/"
 
 
-def _credit(company: Any, code: str, amount: str, reference: str) -> None:
-    ledger_credit(
-        company_id=company.pk,
-        code=code,
-        amount=Decimal(amount),
-        kind=LedgerEntry.Kind.ADJUSTMENT,
-        reference=reference,
-    )
-
-
 # --- balances and ledger --------------------------------------------------------------------------------
 
 
 def test_balances_list_every_payment_code_with_available_and_held(dash, merchant):
-    _credit(merchant.company, "eth", "1.25", "test:1")
+    fund(merchant.company, "eth", "1.25", reference="test:1")
 
     html = text(dash.get("/dashboard/balances/"))
 
@@ -49,8 +38,8 @@ def test_balances_list_every_payment_code_with_available_and_held(dash, merchant
 
 
 def test_the_overview_shows_funded_balances_and_recent_invoices(dash, merchant):
-    _credit(merchant.company, "eth", "1.25", "test:1")
-    invoice = make_invoice(merchant.company)
+    fund(merchant.company, "eth", "1.25", reference="test:1")
+    invoice = InvoiceFactory(company=merchant.company)
 
     html = text(dash.get("/dashboard/"))
 
@@ -61,7 +50,7 @@ def test_the_overview_shows_funded_balances_and_recent_invoices(dash, merchant):
 
 def test_the_ledger_lists_entries_newest_first_in_pages(dash, merchant):
     for n in range(55):
-        _credit(merchant.company, "btc", f"0.{n + 1:04d}", f"test:{n}")
+        fund(merchant.company, "btc", f"0.{n + 1:04d}", reference=f"test:{n}")
 
     first = text(dash.get("/dashboard/balances/btc/"))
     second = text(dash.get("/dashboard/balances/btc/", {"page": 2}))
@@ -72,7 +61,7 @@ def test_the_ledger_lists_entries_newest_first_in_pages(dash, merchant):
 
 
 def test_ledger_references_link_to_their_invoice(dash, merchant):
-    invoice = make_invoice(merchant.company)
+    invoice = InvoiceFactory(company=merchant.company)
     ledger_credit(
         company_id=merchant.company.pk,
         code="btc",
@@ -155,7 +144,7 @@ def _deposit(dash, invoice: Invoice, value: str, **extra: str):  # type: ignore[
 
 
 def test_the_sandbox_panel_pays_an_invoice_and_mines_it_done(dash, merchant):
-    invoice = fill(make_invoice(merchant.company))
+    invoice = InvoiceFactory(company=merchant.company, code="btc")
 
     deposited = _deposit(dash, invoice, "0.00101")
 
@@ -196,7 +185,7 @@ def test_the_sandbox_form_is_prefilled_from_the_link(dash, merchant):
     ],
 )
 def test_bad_sandbox_deposits_send_nothing(dash, merchant, extra, message):
-    invoice = fill(make_invoice(merchant.company))
+    invoice = InvoiceFactory(company=merchant.company, code="btc")
 
     response = _deposit(dash, invoice, "0.001", **extra)
 
@@ -206,7 +195,7 @@ def test_bad_sandbox_deposits_send_nothing(dash, merchant, extra, message):
 
 
 def test_a_deposit_to_another_merchants_address_is_refused(dash, merchant, other_merchant):
-    theirs = fill(make_invoice(other_merchant.company))
+    theirs = InvoiceFactory(company=other_merchant.company, code="btc")
 
     response = _deposit(dash, theirs, "0.001")
 

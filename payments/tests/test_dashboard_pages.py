@@ -13,11 +13,9 @@ from payments.tests.test_dashboard_support import (  # noqa: F401 - fixtures
     anon_dash,
     dash,
     dashboard_rates,
-    fill,
-    funded_withdrawal,
-    make_invoice,
     text,
 )
+from tests.factories import InvoiceFactory, WithdrawalFactory
 from webhooks.models import WebhookEvent
 
 pytestmark = pytest.mark.django_db
@@ -76,10 +74,10 @@ POSTS = [
 
 @pytest.fixture
 def objects(merchant):  # type: ignore[no-untyped-def]
-    invoice = fill(make_invoice(merchant.company))
+    invoice = InvoiceFactory(company=merchant.company, code="btc")
     event = WebhookEvent.objects.filter(company=merchant.company).first()
     assert event is not None
-    withdrawal = funded_withdrawal(merchant.company)
+    withdrawal = WithdrawalFactory(company=merchant.company)
     return {"invoice": invoice.pk, "event": event.pk, "withdrawal": withdrawal.uid}
 
 

@@ -5,23 +5,16 @@ absent from every list, and no action on them changes anything."""
 
 from __future__ import annotations
 
-from decimal import Decimal
-
 import pytest
 
 from invoices.models import Invoice
-from payments.ledger import ledger_credit
-from payments.models import LedgerEntry
-from payments.static_deposits import static_address_get_or_create
 from payments.tests.test_dashboard_support import (  # noqa: F401 - fixtures
     dash,
     dashboard_rates,
-    fill,
-    funded_withdrawal,
-    make_invoice,
     text,
-    wrong_invoice,
 )
+from tests.chain import fund
+from tests.factories import InvoiceFactory, StaticDepositAddressFactory, WithdrawalFactory
 from webhooks.models import WebhookEvent
 
 pytestmark = pytest.mark.django_db
@@ -32,19 +25,13 @@ BTC_ADDRESS = "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq"
 @pytest.fixture
 def theirs(other_merchant):  # type: ignore[no-untyped-def]
     """The other merchant's wrong invoice, its webhook events, a static address and a balance."""
-    invoice = wrong_invoice(other_merchant.company)
-    event = WebhookEvent.objects.filter(company=other_merchant.company).first()
-    static, _ = static_address_get_or_create(
-        company=other_merchant.company, internal_user_id="their-user", email="", asset="btc", network="btc"
-    )
-    ledger_credit(
-        company_id=other_merchant.company.pk,
-        code="eth",
-        amount=Decimal("7.123456"),
-        kind=LedgerEntry.Kind.ADJUSTMENT,
-        reference="their-adjustment",
-    )
-    withdrawal = funded_withdrawal(other_merchant.company)
+    company = other_merchant.company
+    invoice = InvoiceFactory(company=company, code="btc", paid="0.0006")  # short of 0.00101: wrong
+    assert invoice.status == Invoice.Status.WRONG
+    event = WebhookEvent.objects.filter(company=company).first()
+    static = StaticDepositAddressFactory(company=company, internal_user_id="their-user")
+    fund(company, "eth", "7.123456", reference="their-adjustment")
+    withdrawal = WithdrawalFactory(company=company)
     return {"invoice": invoice, "event": event, "static": static, "withdrawal": withdrawal}
 
 
@@ -90,7 +77,7 @@ def test_their_action_urls_are_404_and_change_nothing(dash, theirs, path, body):
 
 
 def test_lists_show_only_the_merchants_own_objects(dash, merchant, theirs):
-    mine = make_invoice(merchant.company)
+    mine = InvoiceFactory(company=merchant.company)
     their_id = str(theirs["invoice"].pk)
 
     invoices = text(dash.get("/dashboard/invoices/"))

@@ -1,26 +1,22 @@
 """Shared arrangements of the dashboard tests (payments/tests/test_dashboard_*.py); no tests of its own.
 
 `Dash` is Django's test client with CSRF enforced, as a browser sees the site: every POST carries the token
-from the csrftoken cookie, which a rendered form sets. Arrangements go through the real services.
+from the csrftoken cookie, which a rendered form sets. Arrangements are made by tests/factories.py and
+tests/chain.py, through the real services.
 """
 
 from __future__ import annotations
 
 import re
-from decimal import Decimal
 from typing import Any
 
 import pytest
 from django.core.cache import cache
 from django.test import Client
 
-from invoices.models import Invoice
-from invoices.services import ItemInput, invoice_fill
 from payments.models import Company
-from tests import chain
-from tests.factories import InvoiceFactory
+from tests.factories import PASSWORD
 
-PASSWORD = "correct horse battery"  # the root conftest's merchants
 CSRF_INPUT = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 
 
@@ -83,49 +79,3 @@ def anon_dash(db):  # type: ignore[no-untyped-def]
 
 def company_of(merchant: Any) -> Company:
     return Company.objects.get(pk=merchant.company.pk)
-
-
-def make_invoice(company: Company, *, total: str = "100", **kwargs: Any) -> Invoice:
-    return InvoiceFactory(
-        company=company, items=[ItemInput(name="Coffee beans", price=Decimal(total))], **kwargs
-    )
-
-
-def fill(invoice: Invoice, code: str = "btc", email: str = "client@example.com") -> Invoice:
-    return invoice_fill(invoice_id=invoice.pk, client_email=email, payment_currency=code)
-
-
-def pay(invoice: Invoice, amount: str, *, blocks: int = 2) -> Invoice:
-    """Pay and confirm (2 blocks unless told): the dashboard tests mostly want settled payments."""
-    return chain.pay(invoice, amount, blocks=blocks)
-
-
-def wrong_invoice(company: Company, code: str = "btc") -> Invoice:
-    """An invoice paid too little and confirmed: status wrong (0.00101 btc due for 100 usd + 1 %)."""
-    invoice = fill(make_invoice(company), code)
-    paid = {"btc": "0.0006", "eth": "0.02", "ton": "10"}[code]
-    invoice = pay(invoice, paid, blocks=max(2, _confirmations(code)))
-    assert invoice.status == Invoice.Status.WRONG, invoice.status
-    return invoice
-
-
-BTC_ADDRESS = "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq"
-
-
-fund = chain.fund
-
-
-def funded_withdrawal(company: Company, amount: str = "0.001") -> Any:
-    """A btc withdrawal accepted through the service (0.0001 network fee on top)."""
-    from withdrawals.rules import WithdrawalItem
-    from withdrawals.services import withdrawal_request
-
-    fund(company, "btc", "0.01")
-    item = WithdrawalItem(asset="btc", to=BTC_ADDRESS, amount=Decimal(amount), tag="")
-    return withdrawal_request(company=company, items=[item])[0]
-
-
-def _confirmations(code: str) -> int:
-    from payments.assets import get_asset
-
-    return get_asset(code).confirmations

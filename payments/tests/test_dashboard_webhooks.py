@@ -6,28 +6,19 @@ from __future__ import annotations
 
 import pytest
 
+from invoices.services import invoice_fill
 from payments.models import Company
 from payments.tests.test_dashboard_support import (  # noqa: F401 - fixtures
     dash,
     dashboard_rates,
-    fill,
-    make_invoice,
     text,
 )
+from tests.factories import InvoiceFactory
 from webhooks.models import WebhookEvent
-from webhooks.receiver import Reply, WebhookReceiver
+from webhooks.receiver import Reply
 from webhooks.services import webhook_deliver
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def receiver(settings, merchant):  # type: ignore[no-untyped-def]
-    settings.WEBHOOK_ALLOW_PRIVATE_HOSTS = True
-    with WebhookReceiver(secret=merchant.signing_secret) as hook:
-        Company.objects.filter(pk=merchant.company.pk).update(webhook_url=hook.url)
-        merchant.company.refresh_from_db()
-        yield hook
 
 
 def _events(company: Company) -> list[WebhookEvent]:
@@ -35,10 +26,10 @@ def _events(company: Company) -> list[WebhookEvent]:
 
 
 def test_the_events_list_filters_by_family_and_delivery_status(dash, merchant, receiver):
-    invoice = make_invoice(merchant.company)
+    invoice = InvoiceFactory(company=merchant.company)
     created = _events(merchant.company)[0]
     webhook_deliver(event_id=created.pk)
-    fill(invoice)
+    invoice_fill(invoice_id=invoice.pk, client_email="client@example.com", payment_currency="btc")
 
     delivered = text(dash.get("/dashboard/webhooks/", {"status": "delivered"}))
     pending = text(dash.get("/dashboard/webhooks/", {"status": "pending", "family": "invoice"}))
@@ -51,13 +42,13 @@ def test_the_events_list_filters_by_family_and_delivery_status(dash, merchant, r
 
 @pytest.mark.parametrize("params", [{"status": "bogus"}, {"family": "nope"}, {"page": "-1"}])
 def test_bad_filters_never_fail(dash, merchant, params):
-    make_invoice(merchant.company)
+    InvoiceFactory(company=merchant.company)
 
     assert dash.get("/dashboard/webhooks/", params).status_code == 200
 
 
 def test_the_event_page_shows_every_attempt_with_headers_body_and_answer(dash, merchant, receiver):
-    make_invoice(merchant.company)
+    InvoiceFactory(company=merchant.company)
     event = _events(merchant.company)[0]
     receiver.replies = [Reply(status=503, body=b"busy, try later")]
     webhook_deliver(event_id=event.pk)
@@ -74,7 +65,7 @@ def test_the_event_page_shows_every_attempt_with_headers_body_and_answer(dash, m
 
 
 def test_redelivery_sends_the_event_again_from_the_start(dash, merchant, receiver):
-    make_invoice(merchant.company)
+    InvoiceFactory(company=merchant.company)
     event = _events(merchant.company)[0]
     webhook_deliver(event_id=event.pk)
 
@@ -89,7 +80,7 @@ def test_redelivery_sends_the_event_again_from_the_start(dash, merchant, receive
 
 
 def test_redelivery_without_a_url_explains_and_changes_nothing(dash, merchant):
-    make_invoice(merchant.company)
+    InvoiceFactory(company=merchant.company)
     event = _events(merchant.company)[0]
     assert event.status == WebhookEvent.Status.SKIPPED
 

@@ -13,13 +13,12 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from payments.models import Account
 from payments.tests.test_dashboard_support import (  # noqa: F401 - fixtures
-    BTC_ADDRESS,
     dash,
     dashboard_rates,
-    fund,
-    funded_withdrawal,
     text,
 )
+from tests.chain import fund
+from tests.factories import BTC_ADDRESS, WithdrawalFactory
 from withdrawals.models import AutoWithdrawalRule, Withdrawal
 
 pytestmark = pytest.mark.django_db
@@ -40,9 +39,8 @@ def _available(company, code: str) -> Decimal:  # type: ignore[no-untyped-def]
 
 
 def test_the_list_shows_withdrawals_and_filters_them(dash, merchant):
-    withdrawal = funded_withdrawal(merchant.company)
-    Withdrawal.objects.filter(pk=withdrawal.pk).update(status="done")
-    other = funded_withdrawal(merchant.company, "0.002")
+    withdrawal = WithdrawalFactory(company=merchant.company, status="done")
+    other = WithdrawalFactory(company=merchant.company, amount="0.002")
 
     everything = text(dash.get("/dashboard/withdrawals/"))
     done = text(dash.get("/dashboard/withdrawals/", {"status": "done"}))
@@ -57,13 +55,13 @@ def test_the_list_shows_withdrawals_and_filters_them(dash, merchant):
 
 @pytest.mark.parametrize("params", [{"status": "lost"}, {"asset": "doge"}, {"kind": "x"}, {"page": "zz"}])
 def test_bad_list_filters_never_fail(dash, merchant, params):
-    funded_withdrawal(merchant.company)
+    WithdrawalFactory(company=merchant.company)
 
     assert dash.get("/dashboard/withdrawals/", params).status_code == 200
 
 
 def test_the_detail_shows_amount_fee_address_and_webhooks(dash, merchant):
-    withdrawal = funded_withdrawal(merchant.company)
+    withdrawal = WithdrawalFactory(company=merchant.company)
 
     html = text(dash.get(f"/dashboard/withdrawals/{withdrawal.uid}/"))
 
@@ -78,9 +76,8 @@ def test_an_unknown_withdrawal_is_404(dash):
 
 
 def test_the_export_is_a_csv_of_the_filtered_list(dash, merchant):
-    first = funded_withdrawal(merchant.company)
-    Withdrawal.objects.filter(pk=first.pk).update(status="done")
-    second = funded_withdrawal(merchant.company, "0.002")
+    WithdrawalFactory(company=merchant.company, status="done")
+    second = WithdrawalFactory(company=merchant.company, amount="0.002")
 
     response = dash.get("/dashboard/withdrawals/export.csv", {"status": "processing"})
 
@@ -93,7 +90,7 @@ def test_the_export_is_a_csv_of_the_filtered_list(dash, merchant):
 
 
 def test_the_export_defuses_spreadsheet_formulas(dash, merchant):
-    withdrawal = funded_withdrawal(merchant.company)
+    withdrawal = WithdrawalFactory(company=merchant.company)
     Withdrawal.objects.filter(pk=withdrawal.pk).update(to_address="=HYPERLINK(evil)", tag="+1")
 
     response = dash.get("/dashboard/withdrawals/export.csv")
