@@ -70,8 +70,9 @@ def _scaled(number: int) -> Decimal:
     if value.is_zero():
         return Decimal(0)
     sign, digits, exponent = value.as_tuple()
+    assert isinstance(exponent, int)  # a finite value
     while exponent < 0 and digits and digits[-1] == 0:  # strip trailing zeros exactly (no rounding)
-        digits, exponent = digits[:-1], exponent + 1  # type: ignore[operator]
+        digits, exponent = digits[:-1], exponent + 1
     return Decimal((sign, digits, exponent))
 
 
