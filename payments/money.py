@@ -45,6 +45,13 @@ _WIRE_TEXT = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
 class InvalidAmount(ValueError):
     """A value that is not a finite amount, or does not fit the places or digits allowed."""
 
+    code = "invalid"
+
+    def __init__(self, message: str = "", code: str | None = None) -> None:
+        super().__init__(message)
+        if code:
+            self.code = code
+
 
 class NotAnAmountType(InvalidAmount, TypeError):
     """A float, bool or other non-money type. Also a TypeError, yet still maps to a 400 like bad input."""
@@ -89,6 +96,24 @@ def wire_decimal(value: object) -> Decimal:
     if not value.is_zero() and abs(value.adjusted()) > _TEXT_EXPONENT_LIMIT:
         raise InvalidAmount("The number is too large or too small.")
     return value
+
+
+def amount_input(value: object, *, allow_zero: bool = False) -> Decimal:
+    """An amount as a client writes it (JSON number, numeric string, form text), for the API and the pages
+    alike: exact, within the amount columns, and > 0 (>= 0 with `allow_zero`); InvalidAmount with the code
+    and message of the rule it breaks. The asset's own decimals and minimum are the services' checks."""
+    amount = wire_decimal(value)
+    if decimal_places(amount) > MAX_DECIMALS:
+        message = f"Ensure that there are no more than {MAX_DECIMALS} decimal places."
+        raise InvalidAmount(message, code="max_decimal_places")
+    if _integer_digits(amount) > MAX_INTEGER_DIGITS:
+        message = f"Ensure that there are no more than {MAX_INTEGER_DIGITS} digits before the decimal point."
+        raise InvalidAmount(message, code="max_whole_digits")
+    if allow_zero and amount < 0:
+        raise InvalidAmount("Ensure this value is greater than or equal to 0.", code="min_value")
+    if not allow_zero and amount <= 0:
+        raise InvalidAmount("Must be greater than 0.")
+    return amount
 
 
 def _require_finite(value: Decimal) -> None:

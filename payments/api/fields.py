@@ -10,7 +10,7 @@ from rest_framework import serializers
 from chains.base import require_offered
 from payments.assets import get_asset
 from payments.errors import UnsupportedAsset
-from payments.money import MAX_DECIMALS, MAX_DIGITS, InvalidAmount, decimal_places, wire_decimal
+from payments.money import MAX_DECIMALS, MAX_DIGITS, InvalidAmount, amount_input, decimal_places, wire_decimal
 
 
 class StrictCharField(serializers.CharField):
@@ -49,20 +49,26 @@ class WireDecimalField(serializers.DecimalField):
         return value
 
 
-class AmountField(WireDecimalField):
-    """A positive amount as a JSON number or numeric string, read as Decimal (never through float).
+class AmountField(serializers.DecimalField):
+    """A positive amount as a JSON number or numeric string, read as Decimal (never through float), by the
+    rule the pages apply too (`payments.money.amount_input`); the caller checks the asset's decimals."""
 
-    NaN, Infinity and values beyond the column are refused; the caller checks the asset's decimals.
-    """
+    allow_zero = False
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(max_digits=MAX_DIGITS, decimal_places=MAX_DECIMALS, **kwargs)
 
     def to_internal_value(self, data: Any) -> Decimal:
-        value = super().to_internal_value(data)
-        if value <= 0:
-            raise serializers.ValidationError("Must be greater than 0.", code="invalid")
-        return value
+        try:
+            return amount_input(data, allow_zero=self.allow_zero)
+        except InvalidAmount as exc:
+            raise serializers.ValidationError(str(exc), code=exc.code) from exc
+
+
+class ThresholdField(AmountField):
+    """An amount that may be 0 (an auto-withdrawal threshold)."""
+
+    allow_zero = True
 
 
 def check_asset_decimals(amount: Decimal, code: str, field: str = "amount") -> None:

@@ -10,7 +10,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from payments.api.balances import AmountTextField
-from payments.api.fields import AmountField, CodeField, StrictCharField, WireDecimalField
+from payments.api.fields import AmountField, CodeField, StrictCharField, ThresholdField
 from payments.assets import Asset
 from payments.models import MONEY
 from payments.wire import TimestampField
@@ -104,13 +104,6 @@ class WithdrawalListFilterSerializer(serializers.Serializer):
 
 
 # --- auto-withdrawals -------------------------------------------------------------------------------------
-
-
-class ThresholdField(WireDecimalField):
-    """A number or numeric string >= 0, read as Decimal; the asset's decimals are the service's check."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**MONEY, min_value=Decimal(0), **kwargs)
 
 
 class AutoWithdrawalRuleInputSerializer(serializers.Serializer):

@@ -1,9 +1,9 @@
 """Bulk withdrawal files: read a CSV, check every line with withdrawals' own rules, preview before sending.
 
 Columns `asset,to,amount,tag` (tag optional), with or without that header line; with a header the columns
-may come in any order (`address` and `memo` are accepted as names too). Each line is checked alone for its
-shape (the withdraw API's item serializer) and its rules (withdrawals.rules.check_item: address of the
-network, tag, minimum, decimals); the balance is checked by withdrawal_request when the merchant sends.
+may come in any order (`address` and `memo` are accepted as names too). Each line is checked alone by the
+rules the API applies: its amount (payments.money.amount_input) and withdrawals.rules.check_item (address of
+the network, tag, minimum, decimals); the balance is checked by withdrawal_request when the merchant sends.
 """
 
 from __future__ import annotations
@@ -16,11 +16,10 @@ from decimal import Decimal, localcontext
 
 from django.conf import settings
 
-from payments.errors import FieldError, flatten_drf_errors
+from payments.errors import FieldError
 from payments.models import Company
-from payments.money import MONEY_CONTEXT, number_text
+from payments.money import MONEY_CONTEXT, InvalidAmount, amount_input, number_text
 from payments.selectors import balance_list_for_company
-from withdrawals.api.serializers import WithdrawalItemInputSerializer
 from withdrawals.models import Withdrawal
 from withdrawals.rules import CheckedItem, WithdrawalItem, check_item
 
@@ -138,13 +137,11 @@ def _check(number: int, columns: list[str], cells: list[str]) -> Line:
         )
     values = {name: "" for name in COLUMNS}  # a short line: the missing values are empty, and checked so
     values.update(zip(columns, cells, strict=False))
-    shape = WithdrawalItemInputSerializer(data=values)
-    if not shape.is_valid():
-        return Line(number, values, [_message(error) for error in flatten_drf_errors(shape.errors)])
-    data = shape.validated_data
-    item = WithdrawalItem(
-        asset=data["asset"], to=data["to"], amount=data["amount"], tag=data.get("tag") or ""
-    )
+    try:
+        amount = amount_input(values["amount"])
+    except InvalidAmount as exc:
+        return Line(number, values, [f"amount: {exc}"])
+    item = WithdrawalItem(asset=values["asset"], to=values["to"], amount=amount, tag=values["tag"])
     checked, errors = check_item(item)
     return Line(number, values, [_message(error) for error in errors], checked)
 

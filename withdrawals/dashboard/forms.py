@@ -6,16 +6,14 @@ decimals, balance) by withdrawals' own services; these forms only carry the valu
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Any
 
 from django import forms
 
 from payments.assets import all_assets
-from payments.dashboard.forms.base import add_field_errors, code_choices, run_serializer
+from payments.dashboard.forms.base import add_field_errors, code_choices
 from payments.errors import FieldError
-from payments.money import number_text
-from withdrawals.api.serializers import AutoWithdrawalRuleInputSerializer, WithdrawalItemInputSerializer
+from payments.money import InvalidAmount, amount_input, number_text
 from withdrawals.auto_withdrawals import RuleInput
 from withdrawals.models import AutoWithdrawalRule, Withdrawal
 from withdrawals.rules import WithdrawalItem
@@ -81,20 +79,15 @@ class WithdrawalForm(forms.Form):
         data = super().clean() or {}
         if self.errors:
             return data
-        body = {
-            "asset": data["asset"],
-            "to": data["to"],
-            "amount": data["amount"],
-            "tag": data.get("tag") or "",
-        }
-        validated = run_serializer(self, WithdrawalItemInputSerializer, body, {})
-        if validated is not None:
-            data["item"] = WithdrawalItem(
-                asset=validated["asset"],
-                to=validated["to"],
-                amount=validated["amount"],
-                tag=validated.get("tag") or "",
-            )
+        try:
+            amount = amount_input(data["amount"])
+        except InvalidAmount as exc:
+            self.add_error("amount", str(exc))
+            return data
+        # The address, tag, minimum and decimals are withdrawals.rules' checks, run by withdrawal_request.
+        data["item"] = WithdrawalItem(
+            asset=data["asset"], to=data["to"], amount=amount, tag=data.get("tag") or ""
+        )
         return data
 
 
@@ -189,26 +182,17 @@ class AutoWithdrawalRulesForm(forms.Form):
         rules: dict[str, RuleInput] = {}
         for asset in self.assets:
             code = asset.code
-            body = {
-                "amount": data.get(f"amount_{code}") or "0",
-                "isEnabled": bool(data.get(f"enabled_{code}")),
-                "withdrawalAddress": (data.get(f"address_{code}") or "").strip(),
-                "withdrawalTag": (data.get(f"tag_{code}") or "").strip() or None,
-            }
-            fields = {
-                "amount": f"amount_{code}",
-                "isEnabled": f"enabled_{code}",
-                "withdrawalAddress": f"address_{code}",
-                "withdrawalTag": f"tag_{code}",
-            }
-            validated = run_serializer(self, AutoWithdrawalRuleInputSerializer, body, fields)
-            if validated is None:
+            try:
+                amount = amount_input(data.get(f"amount_{code}") or "0", allow_zero=True)
+            except InvalidAmount as exc:
+                self.add_error(f"amount_{code}", str(exc))
                 continue
+            # The address, tag and minimum are auto_withdrawal_rules_set's checks (withdrawals.rules).
             rule = RuleInput(
-                amount=Decimal(validated["amount"]),
-                is_enabled=validated["isEnabled"],
-                address=validated["withdrawalAddress"],
-                tag=validated.get("withdrawalTag"),
+                amount=amount,
+                is_enabled=bool(data.get(f"enabled_{code}")),
+                address=(data.get(f"address_{code}") or "").strip(),
+                tag=(data.get(f"tag_{code}") or "").strip() or None,
             )
             if not self._unchanged(code, rule):
                 rules[code] = rule
