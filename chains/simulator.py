@@ -12,10 +12,11 @@ from django.db import transaction
 from chains.addresses import InvalidAddress, validate_address
 from chains.base import is_sandbox, sandbox_codes
 from chains.sandbox import new_txid, tip_height
-from payments.assets import get_asset
+from payments.assets import check_amount_decimals, get_asset
 from payments.deposits import chain_poll, route_lookup
 from payments.errors import FieldError, NotFound, UnsupportedAsset, ValidationFailed
 from payments.models import Company, DepositAddress, SandboxBlock, SandboxTransaction
+from payments.money import InvalidAmount, amount_input
 
 MAX_BLOCKS_PER_CALL = 100
 
@@ -50,7 +51,7 @@ def sandbox_deposit(
     company: Company | None,
     code: str,
     address: str,
-    amount: Decimal,
+    amount: Decimal | str,
     tag: str = "",
     outcome: str = SandboxTransaction.Outcome.CONFIRM,
 ) -> SandboxTransaction:
@@ -60,6 +61,11 @@ def sandbox_deposit(
     cannot move another merchant's sandbox balance.
     """
     code = _sandbox_asset(code)
+    try:
+        amount = amount_input(amount)
+    except InvalidAmount as exc:
+        raise ValidationFailed([FieldError("amount", exc.code, str(exc))]) from exc
+    check_amount_decimals(amount, code)
     try:
         address = validate_address(code, address)
     except InvalidAddress as exc:

@@ -303,3 +303,18 @@ def price_decimals(currency: str) -> int:
 
         raise UnsupportedCurrency(f"{_shown(currency)} is not a supported invoice currency.")
     return places
+
+
+def check_amount_decimals(amount: Decimal, code: str, field: str = "amount") -> None:
+    """More decimals than the asset carries is refused (ValidationFailed naming `field`), never rounded.
+
+    Counted exactly: normalize() would first round a long value to the context's 28 digits, and
+    123456789012345678.000000009999 would pass as 8 decimals.
+    """
+    from payments.errors import FieldError, ValidationFailed  # see get_asset
+    from payments.money import decimal_places
+
+    decimals = get_asset(code).amount_decimals
+    if decimal_places(amount) > decimals:
+        message = f"{get_asset(code).code} amounts have at most {decimals} decimals"
+        raise ValidationFailed([FieldError(field, "invalid", message)])

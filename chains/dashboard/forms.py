@@ -6,11 +6,11 @@ from typing import Any
 
 from django import forms
 
-from chains.api.views import SandboxBlocksInputSerializer, SandboxDepositInputSerializer
 from chains.base import sandbox_codes
 from chains.simulator import MAX_BLOCKS_PER_CALL
-from payments.dashboard.forms.base import code_choices, run_serializer, set_choices
+from payments.dashboard.forms.base import code_choices, set_choices
 from payments.models import SandboxTransaction
+from payments.money import InvalidAmount, amount_input
 
 
 class SandboxDepositForm(forms.Form):
@@ -40,20 +40,13 @@ class SandboxDepositForm(forms.Form):
         data = super().clean() or {}
         if self.errors:
             return data
-        validated = run_serializer(
-            self,
-            SandboxDepositInputSerializer,
-            {
-                "address": data["address"],
-                "asset": data["asset"],
-                "amount": data["amount"],
-                "tag": data.get("tag") or "",
-                "outcome": data["outcome"],
-            },
-            {},
-        )
-        if validated is not None:
-            data["validated"] = validated
+        try:
+            amount = amount_input(data["amount"])
+        except InvalidAmount as exc:
+            self.add_error("amount", str(exc))
+            return data
+        # The address and the amount's decimals for the asset are sandbox_deposit's checks.
+        data["validated"] = {**data, "amount": amount, "tag": data.get("tag") or ""}
         return data
 
 
@@ -69,10 +62,6 @@ class SandboxMineForm(forms.Form):
         data = super().clean() or {}
         if self.errors:
             return data
-        body: dict[str, Any] = {"count": data["count"]}
-        if data.get("asset"):
-            body["asset"] = data["asset"]
-        validated = run_serializer(self, SandboxBlocksInputSerializer, body, {})
-        if validated is not None:
-            data["validated"] = validated
+        # The form's fields bound the count and the chain as sandbox_mine does.
+        data["validated"] = {"count": data["count"], "asset": data.get("asset") or None}
         return data

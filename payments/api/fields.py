@@ -8,9 +8,9 @@ from typing import Any
 from rest_framework import serializers
 
 from chains.base import require_offered
-from payments.assets import get_asset
-from payments.errors import UnsupportedAsset
-from payments.money import MAX_DECIMALS, MAX_DIGITS, InvalidAmount, amount_input, decimal_places, wire_decimal
+from payments.assets import check_amount_decimals
+from payments.errors import UnsupportedAsset, ValidationFailed
+from payments.money import MAX_DECIMALS, MAX_DIGITS, InvalidAmount, amount_input, wire_decimal
 
 
 class StrictCharField(serializers.CharField):
@@ -72,11 +72,9 @@ class ThresholdField(AmountField):
 
 
 def check_asset_decimals(amount: Decimal, code: str, field: str = "amount") -> None:
-    """More decimals than the asset carries is a 400 (docs/decisions.md), never a silent rounding."""
-    decimals = get_asset(code).amount_decimals
-    # Counted exactly: normalize() would first round a long value to the context's 28 digits, and
-    # 123456789012345678.000000009999 would pass as 8 decimals.
-    if decimal_places(amount) > decimals:
-        raise serializers.ValidationError(
-            {field: [serializers.ErrorDetail(f"{code} amounts have at most {decimals} decimals", "invalid")]}
-        )
+    """`payments.assets.check_amount_decimals` inside a serializer's validate(): the error on `field`."""
+    try:
+        check_amount_decimals(amount, code, field)
+    except ValidationFailed as exc:
+        errors = [serializers.ErrorDetail(error.message, error.code) for error in exc.errors]
+        raise serializers.ValidationError({field: errors}) from exc
