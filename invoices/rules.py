@@ -16,8 +16,8 @@ from django.db.models import Q
 from chains.base import is_offered, is_sandbox
 from invoices.models import Invoice, UnderpaymentLimit
 from invoices.selectors import invoice_deposits
-from payments.assets import all_assets, get_asset
-from payments.errors import FieldError, UnsupportedAsset, ValidationFailed
+from payments.assets import INVOICE_CURRENCIES, all_assets, get_asset
+from payments.errors import FieldError, UnsupportedAsset, UnsupportedCurrency, ValidationFailed
 from payments.models import Company, Deposit
 from payments.money import MONEY_CONTEXT, InvalidAmount, check_range, decimal_places, quantize, wire_decimal
 
@@ -46,6 +46,42 @@ def require_allowed(company: Company, code: str, field: str) -> str:
             [FieldError(field, UnsupportedAsset.code, f"{code} is not accepted by this merchant")]
         )
     return code
+
+
+# --- what an invoice is made of -----------------------------------------------------------------------------
+
+ITEM_NAME_MAX_LENGTH = 500
+PRICE_MAX_DIGITS, PRICE_MAX_DECIMALS = 60, 40  # more decimals than the columns: prices are rounded later
+
+
+def invoice_currency_check(value: str, *, field: str = "invoiceCurrency") -> str:
+    """An invoice currency (any case, spaces around), lowercase; else ValidationFailed naming `field`."""
+    currency = value.strip().lower()
+    if currency not in INVOICE_CURRENCIES:
+        message = f"{currency!r} is not an invoice currency ({', '.join(INVOICE_CURRENCIES)})"
+        raise ValidationFailed([FieldError(field, UnsupportedCurrency.code, message)])
+    return currency
+
+
+def item_price_check(value: object, *, field: str = "price") -> Decimal:
+    """An item price as written (JSON number or numeric string, any sign), exactly; rounding to the
+    currency's decimals happens in invoice_create. ValidationFailed naming `field` otherwise."""
+    try:
+        price = wire_decimal(value)
+    except InvalidAmount as exc:
+        raise ValidationFailed([FieldError(field, "invalid", str(exc))]) from exc
+    whole_digits = PRICE_MAX_DIGITS - PRICE_MAX_DECIMALS
+    if decimal_places(price) > PRICE_MAX_DECIMALS:
+        message = f"Ensure that there are no more than {PRICE_MAX_DECIMALS} decimal places."
+        raise ValidationFailed([FieldError(field, "max_decimal_places", message)])
+    if not price.is_zero() and price.adjusted() + 1 > whole_digits:
+        message = f"Ensure that there are no more than {whole_digits} digits before the decimal point."
+        raise ValidationFailed([FieldError(field, "max_whole_digits", message)])
+    try:
+        check_range(price)
+    except InvalidAmount as exc:
+        raise ValidationFailed([FieldError(field, "invalid", "Price out of range.")]) from exc
+    return price
 
 
 # --- amounts ------------------------------------------------------------------------------------------------

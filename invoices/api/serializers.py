@@ -7,12 +7,18 @@ from rest_framework import serializers
 
 from chains.base import get_backend
 from invoices.models import Invoice
-from invoices.rules import allowed_codes
+from invoices.rules import (
+    ITEM_NAME_MAX_LENGTH,
+    PRICE_MAX_DECIMALS,
+    PRICE_MAX_DIGITS,
+    allowed_codes,
+    invoice_currency_check,
+    item_price_check,
+)
 from invoices.selectors import invoice_deposits
-from payments.api.fields import CodeField, StrictCharField, WireDecimalField
-from payments.assets import BASE_ASSETS, INVOICE_CURRENCIES, get_asset, price_decimals
-from payments.errors import UnsupportedCurrency, ValidationFailed, as_drf_error
-from payments.models import MONEY
+from payments.api.fields import CodeField, StrictCharField
+from payments.assets import BASE_ASSETS, get_asset, price_decimals
+from payments.errors import ValidationFailed, as_drf_error
 from payments.money import format_amount, number_text
 from payments.services import redirect_url_check
 from payments.wire import iso_utc
@@ -20,34 +26,30 @@ from payments.wire import iso_utc
 View = Literal["create", "fill", "read"]
 
 
-class PriceField(WireDecimalField):
-    """An item price: JSON number or numeric string, any sign; rounded later to the currency's decimals."""
+class PriceField(serializers.DecimalField):
+    """An item price by invoices.rules.item_price_check (the create form applies the same rule)."""
 
     def __init__(self, **kwargs: Any) -> None:
-        # More decimals than the column are allowed in: the API rounds prices, never refuses them.
-        super().__init__(max_digits=60, decimal_places=40, **kwargs)
+        super().__init__(max_digits=PRICE_MAX_DIGITS, decimal_places=PRICE_MAX_DECIMALS, **kwargs)
 
     def to_internal_value(self, data: Any) -> Decimal:
-        value = super().to_internal_value(data)
-        if abs(value) >= Decimal(10) ** (MONEY["max_digits"] - MONEY["decimal_places"]):
-            raise serializers.ValidationError("Price out of range.", code="invalid")
-        return value
+        try:
+            return item_price_check(data)
+        except ValidationFailed as exc:
+            raise as_drf_error(exc) from exc
 
 
 class ItemInputSerializer(serializers.Serializer):
-    name = StrictCharField(max_length=500, allow_blank=True, trim_whitespace=False)
+    name = StrictCharField(max_length=ITEM_NAME_MAX_LENGTH, allow_blank=True, trim_whitespace=False)
     price = PriceField()
 
 
 class CurrencyField(StrictCharField):
     def to_internal_value(self, data: Any) -> str:
-        value = super().to_internal_value(data).strip().lower()
-        if value not in INVOICE_CURRENCIES:
-            raise serializers.ValidationError(
-                f"{value!r} is not an invoice currency ({', '.join(INVOICE_CURRENCIES)})",
-                code=UnsupportedCurrency.code,
-            )
-        return value
+        try:
+            return invoice_currency_check(super().to_internal_value(data))
+        except ValidationFailed as exc:
+            raise as_drf_error(exc) from exc
 
 
 class StrictBooleanField(serializers.BooleanField):

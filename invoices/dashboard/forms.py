@@ -9,9 +9,14 @@ from typing import Any
 from django import forms
 
 from chains.base import offered_codes
-from invoices.api.serializers import InvoiceCreateInputSerializer
 from invoices.models import Invoice
-from invoices.rules import allowed_codes, underpayment_limits_check
+from invoices.rules import (
+    ITEM_NAME_MAX_LENGTH,
+    allowed_codes,
+    invoice_currency_check,
+    item_price_check,
+    underpayment_limits_check,
+)
 from payments.assets import BASE_ASSETS, INVOICE_CURRENCIES, get_asset
 from payments.dashboard.forms.base import (
     FEE_PAYER_CHOICES,
@@ -19,7 +24,7 @@ from payments.dashboard.forms.base import (
     code_choices,
     set_choices,
 )
-from payments.errors import FieldError, ValidationFailed, flatten_drf_errors
+from payments.errors import FieldError, ValidationFailed
 from payments.models import Company, FeePayer
 from payments.services import redirect_url_check
 
@@ -93,18 +98,38 @@ class InvoiceCreateForm(forms.Form):
         if any(row["errors"] for row in filled):
             self.add_error(None, "Some item rows need attention.")
             return data
-        body = {
-            "invoiceCurrency": data.get("invoice_currency", ""),
-            "items": [{"name": row["name"], "price": row["price"]} for row in filled],
+        # The rules the API applies to each value (invoices.rules, payments.services); the rest
+        # (accepted payment code, total > 0) are invoice_create's, mapped back by apply_errors.
+        errors: list[FieldError] = []
+        items: list[dict[str, Any]] = []
+        for index, row in enumerate(filled):
+            field = f"items[{index}]"
+            if len(row["name"]) > ITEM_NAME_MAX_LENGTH:
+                message = f"Ensure this field has no more than {ITEM_NAME_MAX_LENGTH} characters."
+                errors.append(FieldError(f"{field}.name", "max_length", message))
+            try:
+                items.append(
+                    {"name": row["name"], "price": item_price_check(row["price"], field=f"{field}.price")}
+                )
+            except ValidationFailed as exc:
+                errors += exc.errors
+        values: dict[str, Any] = {
+            "items": items,
             "isMerchantPaysFee": data.get("fee_payer") == FeePayer.MERCHANT,
             "paymentCurrency": data.get("payment_currency") or None,
-            "redirectURL": data.get("redirect_url") or None,
         }
-        serializer = InvoiceCreateInputSerializer(data=body)
-        if serializer.is_valid():
-            data["validated"] = serializer.validated_data
+        for key, check, raw in (
+            ("invoiceCurrency", invoice_currency_check, data.get("invoice_currency", "")),
+            ("redirectURL", redirect_url_check, data.get("redirect_url") or ""),
+        ):
+            try:
+                values[key] = check(raw, field=key) or None
+            except ValidationFailed as exc:
+                errors += exc.errors
+        if errors:
+            self.apply_errors(errors)
             return data
-        self.apply_errors(flatten_drf_errors(serializer.errors))
+        data["validated"] = values
         return data
 
     def apply_errors(self, errors: Iterable[FieldError]) -> None:

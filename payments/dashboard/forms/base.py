@@ -1,17 +1,16 @@
-"""What the dashboard forms share. Field rules come from the API's own serializers and the services,
-never restated here: a form renders inputs and maps the serializer's or service's field errors onto them."""
+"""What the dashboard forms share. Field rules are the functions the API applies too (payments.money,
+invoices.rules, withdrawals.rules, the services), never restated here: a form renders inputs, calls those
+rules and maps their field errors onto its inputs."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from django import forms
-from rest_framework import serializers
 
 from chains.base import offered_codes
 from payments.assets import all_assets
-from payments.errors import FieldError, flatten_drf_errors
+from payments.errors import FieldError
 from payments.models import FeePayer
 
 FEE_PAYER_CHOICES = [
@@ -28,16 +27,6 @@ def add_field_errors(form: forms.Form, errors: Iterable[FieldError], fields: Map
         if name not in form.fields and error.field:
             message = f"{error.field}: {message}"
         form.add_error(name if name in form.fields else None, message)
-
-
-def run_serializer(
-    form: forms.Form, serializer_class: type[serializers.Serializer], data: Any, fields: Mapping[str, str]
-) -> dict[str, Any] | None:
-    serializer = serializer_class(data=data)
-    if serializer.is_valid():
-        return dict(serializer.validated_data)
-    add_field_errors(form, flatten_drf_errors(serializer.errors), fields)
-    return None
 
 
 def set_choices(form: forms.Form, name: str, choices: list[tuple[str, str]]) -> None:
