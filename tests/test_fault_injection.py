@@ -14,7 +14,9 @@ from django.utils import timezone
 
 from config.celery import app
 from invoices.models import Invoice
-from payments.services import company_set_webhook_url, merchant_create
+from payments.services import company_set_webhook_url
+from tests.chain import fund
+from tests.factories import MerchantFactory
 from tests.workers import kill_tree, start_worker, wait_for
 from webhooks.models import WebhookEvent
 from webhooks.payloads import invoice_body
@@ -22,7 +24,7 @@ from webhooks.receiver import Reply, WebhookReceiver
 from webhooks.services import webhook_publish
 from withdrawals import services as withdrawal_services
 from withdrawals.models import Withdrawal
-from withdrawals.tests.conftest import ADDRESSES, client_for, fund, run_broadcasts
+from withdrawals.tests.conftest import ADDRESSES, client_for, run_broadcasts
 
 UNREACHABLE_BROKER = "redis://127.0.0.1:1/0"  # a real Redis client, connection refused
 
@@ -41,7 +43,7 @@ def broker_down():
 
 
 def _funded_merchant(name: str = "Down"):
-    created = merchant_create(name=name, email=f"{name.lower()}@shop.test")
+    created = MerchantFactory(name=name, email=f"{name.lower()}@shop.test")
     fund(created.company, "btc", "1")
     return created
 
@@ -85,7 +87,7 @@ def test_withdrawal_commits_and_answers_200_when_broker_is_down(broker_down, cap
 
 @pytest.mark.django_db(transaction=True)
 def test_invoice_create_answers_201_when_broker_is_down(broker_down):
-    created = merchant_create(name="Down", email="down@shop.test")
+    created = MerchantFactory(name="Down", email="down@shop.test")
 
     response = client_for(created).post(
         "/api/invoices/v1/regular",

@@ -27,9 +27,10 @@ from invoices.models import Invoice, UnderpaymentLimit
 from payments.models import Account, Company, Deposit, LedgerEntry, QuarantinedTransfer, StaticDepositAddress
 from payments.money import exact_sum
 from payments.wsgi import neutralize_charset
+from tests.chain import fund
 from webhooks.models import WebhookEvent
 from withdrawals.models import AutoWithdrawalRule, IdempotencyKey, Withdrawal
-from withdrawals.tests.conftest import ADDRESSES, fund
+from withdrawals.tests.conftest import ADDRESSES
 
 pytestmark = pytest.mark.django_db
 

@@ -14,8 +14,9 @@ from django.urls import path
 
 from invoices.models import Invoice
 from payments.models import LedgerEntry, SandboxTransaction
+from tests.chain import fund
 from withdrawals.models import IdempotencyKey, Withdrawal
-from withdrawals.tests.conftest import ADDRESSES, fund
+from withdrawals.tests.conftest import ADDRESSES
 
 pytestmark = pytest.mark.django_db
 

@@ -15,9 +15,10 @@ from django.test import Client
 from chains.base import ChainTransfer, XpubAddressesMixin, offered_codes
 from invoices.models import Invoice
 from payments.models import LedgerEntry, SandboxTransaction
+from tests.chain import fund
 from webhooks.models import WebhookEvent
 from withdrawals.models import Withdrawal
-from withdrawals.tests.conftest import ADDRESSES, fund
+from withdrawals.tests.conftest import ADDRESSES
 
 pytestmark = pytest.mark.django_db
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.helpers import fill, make_invoice
+from tests.factories import InvoiceFactory
 
 ROOT = Path(__file__).resolve().parent.parent
 STRICT = {
@@ -36,8 +36,8 @@ def assert_strict(response) -> None:  # type: ignore[no-untyped-def]
 
 @pytest.mark.django_db
 def test_pay_page_and_dashboard_send_content_security_policy(client, merchant):
-    invoice = make_invoice(merchant.company)
-    pending = fill(make_invoice(merchant.company))
+    invoice = InvoiceFactory(company=merchant.company)
+    pending = InvoiceFactory(company=merchant.company, code="btc")
     pages = [f"/{invoice.pk}", f"/{pending.pk}", "/dashboard/login/", "/dashboard/signup/"]
     anonymous = [client.get(url) for url in pages]
     client.force_login(merchant.company.owner)

@@ -35,14 +35,6 @@ def _get(client, invoice_id):
     return client.get(f"{CREATE}/{invoice_id}")
 
 
-def _pay(api, invoice, amount, outcome="confirm"):
-    return api_pay(api, invoice["address"], amount, outcome)
-
-
-def _mine(api, count=2):
-    return api_mine(api, count)
-
-
 def _statuses(invoice_id):
     events = WebhookEvent.objects.filter(object_id=str(invoice_id), family="invoice").order_by("created_at")
     return [json.loads(e.body)["status"] for e in events]
@@ -381,9 +373,9 @@ def test_unknown_or_another_merchants_invoice(api, anon, other_merchant):
 def test_exact_payment_goes_processing_then_done_and_credits_net_of_fee(api, anon, merchant):
     invoice = _filled(api, anon)
 
-    _pay(api, invoice, invoice["paymentDetails"]["amount"])
+    api_pay(api, invoice["address"], invoice["paymentDetails"]["amount"])
     processing = _get(anon, invoice["id"]).json()
-    _mine(api)
+    api_mine(api, 2)
     done = _get(anon, invoice["id"]).json()
 
     assert processing["status"] == "processing"
@@ -412,11 +404,11 @@ def test_exact_payment_goes_processing_then_done_and_credits_net_of_fee(api, ano
 def test_underpayment_makes_the_invoice_wrong_and_a_top_up_in_time_completes_it(api, anon):
     invoice = _filled(api, anon)
 
-    _pay(api, invoice, "0.0006")
-    _mine(api)
+    api_pay(api, invoice["address"], "0.0006")
+    api_mine(api, 2)
     wrong = _get(anon, invoice["id"]).json()
-    _pay(api, invoice, "0.00041")
-    _mine(api)
+    api_pay(api, invoice["address"], "0.00041")
+    api_mine(api, 2)
     done = _get(anon, invoice["id"]).json()
 
     assert wrong["status"] == "wrong"
@@ -428,8 +420,8 @@ def test_underpayment_makes_the_invoice_wrong_and_a_top_up_in_time_completes_it(
 def test_overpayment_is_done_and_flagged(api, anon):
     invoice = _filled(api, anon)
 
-    _pay(api, invoice, "0.002")
-    _mine(api)
+    api_pay(api, invoice["address"], "0.002")
+    api_mine(api, 2)
 
     body = _get(anon, invoice["id"]).json()
     assert body["status"] == "done"
@@ -444,16 +436,16 @@ def test_underpayment_limit_lets_a_small_shortfall_complete(api, anon):
     )
     invoice = _filled(api, anon)
 
-    _pay(api, invoice, "0.00099")
-    _mine(api)
+    api_pay(api, invoice["address"], "0.00099")
+    api_mine(api, 2)
 
     assert _get(anon, invoice["id"]).json()["status"] == "done"
 
 
 def test_merchant_accepts_a_wrong_invoice(api, anon, merchant):
     invoice = _filled(api, anon)
-    _pay(api, invoice, "0.0005")
-    _mine(api)
+    api_pay(api, invoice["address"], "0.0005")
+    api_mine(api, 2)
 
     response = api.post(f"{CREATE}/{invoice['id']}/accept")
 
@@ -495,7 +487,7 @@ def test_processing_invoice_closes_only_after_the_grace_period(api, anon):
     from invoices.services import close_overdue_invoices
 
     invoice = _filled(api, anon)
-    _pay(api, invoice, invoice["paymentDetails"]["amount"])
+    api_pay(api, invoice["address"], invoice["paymentDetails"]["amount"])
     Invoice.objects.filter(pk=invoice["id"]).update(expired_at=timezone.now() - timedelta(minutes=30))
     assert close_overdue_invoices() == 0
     Invoice.objects.filter(pk=invoice["id"]).update(expired_at=timezone.now() - timedelta(minutes=61))
@@ -508,8 +500,8 @@ def test_payment_after_close_is_credited_and_flagged_late_without_changing_statu
     invoice = _filled(api, anon)
     api.post(f"/api/sandbox/invoices/{invoice['id']}/expire")
 
-    _pay(api, invoice, "0.00101")
-    _mine(api)
+    api_pay(api, invoice["address"], "0.00101")
+    api_mine(api, 2)
 
     body = _get(anon, invoice["id"]).json()
     assert body["status"] == "closed"
@@ -521,8 +513,8 @@ def test_payment_after_close_is_credited_and_flagged_late_without_changing_statu
 def test_failed_payment_credits_nothing(api, anon):
     invoice = _filled(api, anon)
 
-    _pay(api, invoice, invoice["paymentDetails"]["amount"], outcome="fail")
-    _mine(api)
+    api_pay(api, invoice["address"], invoice["paymentDetails"]["amount"], outcome="fail")
+    api_mine(api, 2)
 
     assert _get(anon, invoice["id"]).json()["status"] == "processing"
     assert LedgerEntry.objects.count() == 0

@@ -52,6 +52,7 @@ from payments.ledger import ledger_verify
 from payments.models import Company, Deposit, LedgerEntry
 from payments.selectors import balance_list_for_company
 from tests import chain
+from tests.factories import InvoiceFactory
 from webhooks.models import WebhookEvent
 
 CODES = [asset.code for asset in all_assets()]
@@ -807,10 +808,7 @@ TestInvoiceLifecycle.settings = hypothesis.settings(
 @pytest.mark.django_db
 def test_every_confirmed_payment_of_a_closed_invoice_reaches_the_merchants_balance(merchant: Any) -> None:
     company = merchant.company
-    invoice = invoice_create(
-        company=company, invoice_currency="usd", items=[ItemInput("Boots", Decimal(100))]
-    )
-    invoice = invoice_fill(invoice_id=invoice.pk, client_email=EMAIL, payment_currency="btc")
+    invoice = InvoiceFactory(company=company, items=[ItemInput("Boots", Decimal(100))], code="btc")
     assert invoice.deposit_address is not None
     address = invoice.deposit_address.address
     # btc needs 2 confirmations: the first part confirms while the second is still open, so no "wrong".
@@ -855,10 +853,7 @@ def test_a_payment_to_another_form_of_the_invoice_address_reaches_the_invoice(
     merchant: Any, code: str, variant: Any
 ) -> None:
     company = merchant.company
-    invoice = invoice_create(
-        company=company, invoice_currency="usd", items=[ItemInput("Boots", Decimal(100))]
-    )
-    invoice = invoice_fill(invoice_id=invoice.pk, client_email=EMAIL, payment_currency=code)
+    invoice = InvoiceFactory(company=company, items=[ItemInput("Boots", Decimal(100))], code=code)
     assert invoice.deposit_address is not None and invoice.amount_due is not None
     address, tag = variant(invoice.deposit_address.address, invoice.deposit_address.tag)
 

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from invoices.models import Invoice
 from invoices.payuri import payment_uri
-from invoices.services import ItemInput, invoice_close, invoice_fill
+from invoices.services import ItemInput, invoice_close
 from payments.models import Deposit
 from tests.chain import mine, pay
 from tests.factories import InvoiceFactory
@@ -22,34 +22,13 @@ from tests.factories import InvoiceFactory
 pytestmark = pytest.mark.django_db
 
 UNKNOWN = "4b1b0d5c-7a4e-4a8e-9a57-1f0a5f2c9e11"
+ITEMS = [ItemInput("Coffee", Decimal(60)), ItemInput("Cake", Decimal(40))]
 
 
 class OtherChain:
     """A backend that is not the sandbox (only its name matters to the page)."""
 
     name = "other"
-
-
-def _invoice(merchant, *, fixed=None, redirect_url=None, items=None):
-    return InvoiceFactory(
-        company=merchant.company,
-        items=items or [ItemInput("Coffee", Decimal(60)), ItemInput("Cake", Decimal(40))],
-        payment_currency=fixed,
-        redirect_url=redirect_url,
-    )
-
-
-def _filled(merchant, code="btc", **create):
-    invoice = _invoice(merchant, **create)
-    return invoice_fill(invoice_id=invoice.pk, client_email="client@example.com", payment_currency=code)
-
-
-def _pay(invoice, amount, outcome="confirm"):
-    pay(invoice, amount, outcome=outcome)
-
-
-def _mine(invoice, count=2):
-    mine(invoice, count)
 
 
 def _page(client, invoice, **headers):
@@ -75,7 +54,8 @@ def _status(invoice):
 
 
 def test_created_invoice_shows_company_items_total_and_the_form(client, merchant):
-    invoice = _invoice(merchant, items=[ItemInput("Coffee", Decimal(60)), ItemInput("Gift wrap", Decimal(0))])
+    items = [ItemInput("Coffee", Decimal(60)), ItemInput("Gift wrap", Decimal(0))]
+    invoice = InvoiceFactory(company=merchant.company, items=items)
 
     response, html = _page(client, invoice)
 
@@ -94,7 +74,7 @@ def test_created_invoice_shows_company_items_total_and_the_form(client, merchant
 def test_only_the_merchants_allowed_assets_are_offered(client, merchant):
     merchant.company.allowed_assets = ["btc", "usdt"]
     merchant.company.save()
-    invoice = _invoice(merchant)
+    invoice = InvoiceFactory(company=merchant.company, items=ITEMS)
 
     _, html = _page(client, invoice)
 
@@ -106,7 +86,7 @@ def test_only_the_merchants_allowed_assets_are_offered(client, merchant):
 def test_a_merchant_with_no_allowed_asset_gets_a_clear_message_instead_of_a_form(client, merchant):
     merchant.company.allowed_assets = []
     merchant.company.save()
-    invoice = _invoice(merchant)
+    invoice = InvoiceFactory(company=merchant.company, items=ITEMS)
 
     _, html = _page(client, invoice)
 
@@ -116,7 +96,7 @@ def test_a_merchant_with_no_allowed_asset_gets_a_clear_message_instead_of_a_form
 
 def test_the_form_proceeds_with_csrf_and_redirects_to_the_pending_page(merchant):
     browser = Client(enforce_csrf_checks=True)
-    invoice = _invoice(merchant)
+    invoice = InvoiceFactory(company=merchant.company, items=ITEMS)
     _, html = _page(browser, invoice)
 
     forged = Client(enforce_csrf_checks=True).post(
@@ -136,7 +116,7 @@ def test_the_form_proceeds_with_csrf_and_redirects_to_the_pending_page(merchant)
 
 
 def test_a_bad_email_is_shown_on_the_page_and_changes_nothing(client, merchant):
-    invoice = _invoice(merchant)
+    invoice = InvoiceFactory(company=merchant.company, items=ITEMS)
 
     response = client.post(f"/{invoice.pk}", {"email": "not-an-email", "asset": "btc"})
 
@@ -157,7 +137,7 @@ def test_a_bad_email_is_shown_on_the_page_and_changes_nothing(client, merchant):
     ],
 )
 def test_a_missing_or_unknown_asset_or_email_is_refused_on_the_page(client, merchant, data, message):
-    invoice = _invoice(merchant)
+    invoice = InvoiceFactory(company=merchant.company, items=ITEMS)
 
     response = client.post(f"/{invoice.pk}", data)
 
@@ -169,7 +149,7 @@ def test_a_missing_or_unknown_asset_or_email_is_refused_on_the_page(client, merc
 def test_an_asset_the_merchant_does_not_accept_cannot_be_posted(client, merchant):
     merchant.company.allowed_assets = ["eth"]
     merchant.company.save()
-    invoice = _invoice(merchant)
+    invoice = InvoiceFactory(company=merchant.company, items=ITEMS)
 
     response = client.post(f"/{invoice.pk}", {"email": "a@b.co", "asset": "btc"})
 
@@ -178,7 +158,7 @@ def test_an_asset_the_merchant_does_not_accept_cannot_be_posted(client, merchant
 
 
 def test_a_fixed_asset_skips_the_choice(client, merchant):
-    invoice = _invoice(merchant, fixed="eth")
+    invoice = InvoiceFactory(company=merchant.company, items=ITEMS, payment_currency="eth")
 
     _, html = _page(client, invoice)
     response = client.post(f"/{invoice.pk}", {"email": "a@b.co", "asset": "btc"})
@@ -191,7 +171,7 @@ def test_a_fixed_asset_skips_the_choice(client, merchant):
 
 
 def test_posting_the_form_again_after_fill_just_shows_the_invoice(client, merchant):
-    invoice = _filled(merchant)
+    invoice = InvoiceFactory(company=merchant.company, items=ITEMS, code="btc")
 
     response = client.post(f"/{invoice.pk}", {"email": "other@b.co", "asset": "eth"})
 
@@ -204,7 +184,7 @@ def test_posting_the_form_again_after_fill_just_shows_the_invoice(client, mercha
 
 
 def test_pending_shows_amount_address_qr_network_and_countdown(client, merchant):
-    invoice = _filled(merchant)
+    invoice = InvoiceFactory(company=merchant.company, items=ITEMS, code="btc")
     address = invoice.deposit_address.address
 
     _, html = _page(client, invoice)
@@ -225,7 +205,7 @@ def test_pending_shows_amount_address_qr_network_and_countdown(client, merchant)
 
 
 def test_pending_ton_shows_the_required_tag_with_a_warning(client, merchant):
-    invoice = _filled(merchant, code="ton")
+    invoice = InvoiceFactory(company=merchant.company, items=ITEMS, code="ton")
     tag = invoice.deposit_address.tag
 
     _, html = _page(client, invoice)
@@ -239,7 +219,7 @@ def test_pending_ton_shows_the_required_tag_with_a_warning(client, merchant):
 
 
 def test_pending_tron_says_the_qr_holds_the_address_only(client, merchant):
-    invoice = _filled(merchant, code="trc20usdt")
+    invoice = InvoiceFactory(company=merchant.company, items=ITEMS, code="trc20usdt")
 
     _, html = _page(client, invoice)
 
@@ -250,11 +230,11 @@ def test_pending_tron_says_the_qr_holds_the_address_only(client, merchant):
 
 
 def test_processing_shows_confirmations_seen_of_required(client, merchant):
-    invoice = _filled(merchant)
-    _pay(invoice, "0.00101")
+    invoice = InvoiceFactory(company=merchant.company, items=ITEMS, code="btc")
+    pay(invoice, "0.00101")
     before = _text(_page(client, invoice)[1])
 
-    _mine(invoice, count=1)
+    mine(invoice, 1)
 
     after = _text(_page(client, invoice)[1])
     assert "Payment seen, waiting for confirmations" in before
@@ -264,9 +244,10 @@ def test_processing_shows_confirmations_seen_of_required(client, merchant):
 
 
 def test_done_thanks_and_offers_the_redirect_with_a_delay(client, merchant):
-    invoice = _filled(merchant, redirect_url="https://shop.example/order/7")
-    _pay(invoice, "0.00101")
-    _mine(invoice)
+    invoice = InvoiceFactory(
+        company=merchant.company, items=ITEMS, redirect_url="https://shop.example/order/7", code="btc"
+    )
+    pay(invoice, "0.00101", blocks=2)
 
     _, html = _page(client, invoice)
 
@@ -283,9 +264,8 @@ def test_done_thanks_and_offers_the_redirect_with_a_delay(client, merchant):
 
 
 def test_done_falls_back_to_the_company_redirect_then_stays(client, merchant):
-    with_default = _filled(merchant)
-    _pay(with_default, "0.002")
-    _mine(with_default)
+    with_default = InvoiceFactory(company=merchant.company, items=ITEMS, code="btc")
+    pay(with_default, "0.002", blocks=2)
     merchant.company.redirect_url = "https://shop.example/thanks"
     merchant.company.save()
     default_html = _page(client, with_default)[1]
@@ -301,9 +281,8 @@ def test_done_falls_back_to_the_company_redirect_then_stays(client, merchant):
 
 
 def test_wrong_shows_what_was_received_and_what_is_missing(client, merchant):
-    invoice = _filled(merchant)
-    _pay(invoice, "0.0006")
-    _mine(invoice)
+    invoice = InvoiceFactory(company=merchant.company, items=ITEMS, code="btc")
+    pay(invoice, "0.0006", blocks=2)
 
     _, html = _page(client, invoice)
 
@@ -316,9 +295,8 @@ def test_wrong_shows_what_was_received_and_what_is_missing(client, merchant):
 
 
 def test_wrong_after_the_deadline_says_the_merchant_decides(client, merchant):
-    invoice = _filled(merchant)
-    _pay(invoice, "0.0006")
-    _mine(invoice)
+    invoice = InvoiceFactory(company=merchant.company, items=ITEMS, code="btc")
+    pay(invoice, "0.0006", blocks=2)
     Invoice.objects.filter(pk=invoice.pk).update(expired_at=timezone.now() - timedelta(seconds=1))
 
     _, html = _page(client, invoice)
@@ -330,11 +308,10 @@ def test_wrong_after_the_deadline_says_the_merchant_decides(client, merchant):
 
 
 def test_closed_and_refunded_are_clear_final_screens(client, merchant):
-    closed = _filled(merchant)
+    closed = InvoiceFactory(company=merchant.company, items=ITEMS, code="btc")
     invoice_close(invoice_id=closed.pk, now=True)
-    refunded = _filled(merchant)
-    _pay(refunded, "0.0006")
-    _mine(refunded)
+    refunded = InvoiceFactory(company=merchant.company, items=ITEMS, code="btc")
+    pay(refunded, "0.0006", blocks=2)
     Invoice.objects.filter(pk=refunded.pk).update(status="refunded")
 
     closed_text = _text(_page(client, closed)[1])
@@ -348,9 +325,8 @@ def test_closed_and_refunded_are_clear_final_screens(client, merchant):
 
 
 def test_the_live_section_alone_and_its_fingerprint_match_the_public_json(client, anon, merchant):
-    invoice = _filled(merchant)
-    _pay(invoice, "0.00101")
-    _mine(invoice, count=1)
+    invoice = InvoiceFactory(company=merchant.company, items=ITEMS, code="btc")
+    pay(invoice, "0.00101", blocks=1)
 
     partial = client.get(f"/{invoice.pk}?partial=live").content.decode()
     data = anon.get(f"/api/invoices/v1/regular/{invoice.pk}").json()
@@ -368,7 +344,7 @@ def test_the_live_section_alone_and_its_fingerprint_match_the_public_json(client
 
 
 def test_the_created_fingerprint_matches_the_json_too(client, anon, merchant):
-    invoice = _invoice(merchant)
+    invoice = InvoiceFactory(company=merchant.company, items=ITEMS)
 
     html = _page(client, invoice)[1]
 
@@ -390,7 +366,7 @@ def test_unknown_invoices_and_paths_get_the_html_404_page(client, path):
 
 
 def test_the_pay_page_shadows_none_of_the_other_routes(client, anon, merchant):
-    invoice = _invoice(merchant)
+    invoice = InvoiceFactory(company=merchant.company, items=ITEMS)
 
     api = anon.get(f"/api/invoices/v1/regular/{invoice.pk}")
     api_missing = anon.get(f"/api/invoices/v1/regular/{UNKNOWN}")
@@ -419,7 +395,7 @@ def test_the_pay_page_shadows_none_of_the_other_routes(client, anon, merchant):
     ],
 )
 def test_the_language_follows_accept_language(client, merchant, accept, lang, phrases):
-    invoice = _invoice(merchant)
+    invoice = InvoiceFactory(company=merchant.company, items=ITEMS)
 
     _, html = _page(client, invoice, HTTP_ACCEPT_LANGUAGE=accept)
 
@@ -436,7 +412,7 @@ def test_the_language_follows_accept_language(client, merchant, accept, lang, ph
     ],
 )
 def test_the_payment_screen_is_translated(client, merchant, lang, phrases):
-    invoice = _filled(merchant)
+    invoice = InvoiceFactory(company=merchant.company, items=ITEMS, code="btc")
 
     _, html = _page(client, invoice, HTTP_ACCEPT_LANGUAGE=lang)
 
@@ -446,7 +422,7 @@ def test_the_payment_screen_is_translated(client, merchant, lang, phrases):
 
 def test_the_switcher_sets_the_language_cookie_and_comes_back(merchant):
     browser = Client(enforce_csrf_checks=True)
-    invoice = _invoice(merchant)
+    invoice = InvoiceFactory(company=merchant.company, items=ITEMS)
     _, html = _page(browser, invoice, HTTP_ACCEPT_LANGUAGE="en")
 
     response = browser.post(
@@ -476,8 +452,8 @@ def _simulate(client, invoice, action, **data):
 
 
 def test_the_simulator_panel_is_shown_and_labelled_for_sandbox_invoices(client, merchant):
-    created = _invoice(merchant)
-    pending = _filled(merchant)
+    created = InvoiceFactory(company=merchant.company, items=ITEMS)
+    pending = InvoiceFactory(company=merchant.company, items=ITEMS, code="btc")
 
     created_text = _text(_page(client, created)[1])
     pending_html = _page(client, pending)[1]
@@ -495,7 +471,7 @@ def test_the_simulator_panel_is_shown_and_labelled_for_sandbox_invoices(client, 
 
 def test_simulating_an_exact_payment_then_blocks_completes_the_invoice(merchant):
     browser = Client(enforce_csrf_checks=True)
-    invoice = _filled(merchant)
+    invoice = InvoiceFactory(company=merchant.company, items=ITEMS, code="btc")
     token = _csrf(_page(browser, invoice)[1])
 
     forged = Client(enforce_csrf_checks=True).post(f"/{invoice.pk}/sandbox/pay-exact")
@@ -513,7 +489,7 @@ def test_simulating_an_exact_payment_then_blocks_completes_the_invoice(merchant)
 
 
 def test_simulating_less_makes_it_wrong_and_exact_then_tops_it_up(client, merchant):
-    invoice = _filled(merchant, code="ton")
+    invoice = InvoiceFactory(company=merchant.company, items=ITEMS, code="ton")
 
     _simulate(client, invoice, "pay-less")
     _simulate(client, invoice, "mine")
@@ -529,7 +505,7 @@ def test_simulating_less_makes_it_wrong_and_exact_then_tops_it_up(client, mercha
 
 
 def test_simulating_more_is_done_and_overpaid(client, merchant):
-    invoice = _filled(merchant)
+    invoice = InvoiceFactory(company=merchant.company, items=ITEMS, code="btc")
 
     _simulate(client, invoice, "pay-more")
     _simulate(client, invoice, "mine", count="5")
@@ -540,7 +516,7 @@ def test_simulating_more_is_done_and_overpaid(client, merchant):
 
 
 def test_simulating_expiry_closes_and_answers_json_to_scripts(client, merchant):
-    invoice = _filled(merchant)
+    invoice = InvoiceFactory(company=merchant.company, items=ITEMS, code="btc")
 
     response = client.post(f"/{invoice.pk}/sandbox/expire", HTTP_ACCEPT="application/json")
 
@@ -550,8 +526,8 @@ def test_simulating_expiry_closes_and_answers_json_to_scripts(client, merchant):
 
 @pytest.mark.parametrize("action", ["pay-exact", "mine", "expire"])
 def test_the_simulator_refuses_invoices_without_an_address_or_already_final(client, merchant, action):
-    created = _invoice(merchant)
-    closed = _filled(merchant)
+    created = InvoiceFactory(company=merchant.company, items=ITEMS)
+    closed = InvoiceFactory(company=merchant.company, items=ITEMS, code="btc")
     invoice_close(invoice_id=closed.pk, now=True)
 
     on_created = _simulate(client, created, action)
@@ -565,9 +541,8 @@ def test_the_simulator_refuses_invoices_without_an_address_or_already_final(clie
 
 
 def test_expiry_is_refused_for_a_wrong_invoice(client, merchant):
-    invoice = _filled(merchant)
-    _pay(invoice, "0.0006")
-    _mine(invoice)
+    invoice = InvoiceFactory(company=merchant.company, items=ITEMS, code="btc")
+    pay(invoice, "0.0006", blocks=2)
 
     response = _simulate(client, invoice, "expire")
 
@@ -576,7 +551,7 @@ def test_expiry_is_refused_for_a_wrong_invoice(client, merchant):
 
 
 def test_the_simulator_does_not_exist_off_the_sandbox_chain(client, merchant, settings):
-    invoice = _filled(merchant)
+    invoice = InvoiceFactory(company=merchant.company, items=ITEMS, code="btc")
     settings.CHAIN_BACKENDS = {"btc": "invoices.tests.test_pay_page.OtherChain"}
 
     responses = [_simulate(client, invoice, action) for action in ("pay-exact", "mine", "expire")]
@@ -588,7 +563,7 @@ def test_the_simulator_does_not_exist_off_the_sandbox_chain(client, merchant, se
 
 
 def test_unknown_simulator_actions_and_gets_are_refused(client, merchant):
-    invoice = _filled(merchant)
+    invoice = InvoiceFactory(company=merchant.company, items=ITEMS, code="btc")
 
     unknown = _simulate(client, invoice, "pay-twice")
     get = client.get(f"/{invoice.pk}/sandbox/pay-exact")
@@ -609,15 +584,15 @@ def test_no_external_urls_except_the_merchants_own(client, merchant):
     merchant.company.save()
     redirect = "https://shop.example/order/7"
     pages = []
-    created = _invoice(merchant, redirect_url=redirect)
+    created = InvoiceFactory(company=merchant.company, items=ITEMS, redirect_url=redirect)
     pages.append(_page(client, created)[1])
     for code in ("btc", "eth", "usdc", "ton", "trc20usdt", "sol", "near", "bnb", "bch", "ltc"):
-        pages.append(_page(client, _filled(merchant, code=code, redirect_url=redirect))[1])
-    done = _filled(merchant, redirect_url=redirect)
-    _pay(done, "0.00101")
-    _mine(done, count=1)
+        filled = InvoiceFactory(company=merchant.company, items=ITEMS, redirect_url=redirect, code=code)
+        pages.append(_page(client, filled)[1])
+    done = InvoiceFactory(company=merchant.company, items=ITEMS, redirect_url=redirect, code="btc")
+    pay(done, "0.00101", blocks=1)
     pages.append(_page(client, done)[1])  # processing, with a transaction link
-    _mine(done)
+    mine(done, 2)
     pages.append(_page(client, done)[1])
     pages.append(client.get(f"/{UNKNOWN}").content.decode())
 
@@ -633,7 +608,7 @@ def test_no_external_urls_except_the_merchants_own(client, merchant):
 
 
 def test_payment_links_are_the_wallet_uris(client, merchant):
-    invoice = _filled(merchant, code="eth")
+    invoice = InvoiceFactory(company=merchant.company, items=ITEMS, code="eth")
 
     _, html = _page(client, invoice)
 
@@ -691,9 +666,8 @@ def test_only_http_links_from_the_merchant_reach_the_page(client, merchant):
     merchant.company.logo_url = "javascript:alert(1)"
     merchant.company.redirect_url = "javascript:alert(2)"
     merchant.company.save()
-    invoice = _filled(merchant)
-    _pay(invoice, "0.00101")
-    _mine(invoice)
+    invoice = InvoiceFactory(company=merchant.company, items=ITEMS, code="btc")
+    pay(invoice, "0.00101", blocks=2)
 
     _, html = _page(client, invoice)
 
@@ -702,7 +676,7 @@ def test_only_http_links_from_the_merchant_reach_the_page(client, merchant):
 
 
 def test_a_pending_invoice_past_its_deadline_warns_before_the_sweep_closes_it(client, merchant):
-    invoice = _filled(merchant)
+    invoice = InvoiceFactory(company=merchant.company, items=ITEMS, code="btc")
     Invoice.objects.filter(pk=invoice.pk).update(expired_at=timezone.now() - timedelta(seconds=1))
 
     _, html = _page(client, invoice)

@@ -125,10 +125,6 @@ def _overdue(invoice: Invoice, *, by: timedelta) -> None:
     Invoice.objects.filter(pk=invoice.pk).update(expired_at=timezone.now() - by)
 
 
-def _pay(invoice: Invoice, amount: Decimal) -> None:
-    pay(invoice, amount)
-
-
 def _credited(invoice: Invoice) -> Decimal:
     entries = LedgerEntry.objects.filter(
         account__company=invoice.company, kind=LedgerEntry.Kind.INVOICE_CREDIT
@@ -140,7 +136,7 @@ def test_a_payment_first_seen_after_expiry_closes_a_pending_invoice_and_is_late(
     invoice = _filled(merchant)
     _overdue(invoice, by=timedelta(seconds=1))  # past expiredAt, and the sweep has not run
 
-    _pay(invoice, invoice.amount_due)
+    pay(invoice, invoice.amount_due)
 
     invoice.refresh_from_db()
     assert invoice.status == Status.CLOSED  # as the sweep would have left it, never processing
@@ -164,7 +160,7 @@ def test_a_payment_first_seen_after_expiry_closes_a_pending_invoice_and_is_late(
 
 def test_the_same_payment_before_expiry_completes_the_invoice(merchant) -> None:  # type: ignore[no-untyped-def]
     invoice = _filled(merchant)
-    _pay(invoice, invoice.amount_due)
+    pay(invoice, invoice.amount_due)
     mine(invoice, 6)
     invoice.refresh_from_db()
     assert invoice.status == Status.DONE
@@ -172,7 +168,7 @@ def test_the_same_payment_before_expiry_completes_the_invoice(merchant) -> None:
 
 def test_a_payment_confirming_past_the_grace_finds_the_invoice_closed_as_the_sweep_would(merchant) -> None:  # type: ignore[no-untyped-def]
     invoice = _filled(merchant)
-    _pay(invoice, invoice.amount_due)
+    pay(invoice, invoice.amount_due)
     invoice.refresh_from_db()
     assert invoice.status == Status.PROCESSING
     grace = get_asset("btc").expiry_grace

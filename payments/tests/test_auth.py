@@ -80,9 +80,9 @@ def test_token_is_stored_only_as_hash(merchant):
 
 @pytest.mark.django_db(transaction=True)
 def test_lowercase_header_name_over_real_http(live_server):
-    from payments.services import merchant_create
+    from tests.factories import MerchantFactory
 
-    created = merchant_create(name="Live", email="live@acme.test")
+    created = MerchantFactory(name="Live", email="live@acme.test")
     url = live_server.url + URL
 
     # requests sends header names exactly as given: this is a lowercase `authorization:` on the wire.

@@ -6,23 +6,13 @@ import pytest
 import yaml
 
 from payments.assets import all_assets
-from payments.ledger import ledger_credit, ledger_hold
-from payments.models import LedgerEntry
+from payments.ledger import ledger_hold
 from payments.selectors import balance_list_for_company
+from tests.chain import fund
 
 pytestmark = pytest.mark.django_db
 
 URL = "/api/company/balances"
-
-
-def _credit(company, code, amount, reference="deposit:1"):
-    ledger_credit(
-        company_id=company.pk,
-        code=code,
-        amount=Decimal(amount),
-        kind=LedgerEntry.Kind.DEPOSIT_CREDIT,
-        reference=reference,
-    )
 
 
 def _zeros():
@@ -54,11 +44,11 @@ def test_new_merchant_sees_zero_for_every_code_in_registry_order(api):
 
 def test_amounts_after_credits_and_holds_are_plain_strings(api, merchant):
     company = merchant.company
-    _credit(company, "btc", "0.015")
-    _credit(company, "trc20usdt", "100")
-    _credit(company, "eth", "1.5")
+    fund(company, "btc", "0.015")
+    fund(company, "trc20usdt", "100")
+    fund(company, "eth", "1.5")
     ledger_hold(company_id=company.pk, code="eth", amount=Decimal("0.5"), reference="withdrawal:001-1")
-    _credit(company, "bnb", "0.000000000000000001")
+    fund(company, "bnb", "0.000000000000000001")
 
     rows = _by_code(api.get(URL))
 
@@ -70,8 +60,8 @@ def test_amounts_after_credits_and_holds_are_plain_strings(api, merchant):
 
 
 def test_another_merchants_balances_never_appear(api, other_merchant):
-    _credit(other_merchant.company, "btc", "7")
-    _credit(other_merchant.company, "ton", "3")
+    fund(other_merchant.company, "btc", "7")
+    fund(other_merchant.company, "ton", "3")
 
     response = api.get(URL)
 
@@ -79,8 +69,8 @@ def test_another_merchants_balances_never_appear(api, other_merchant):
 
 
 def test_each_merchant_sees_only_their_own_balance(api, merchant, other_merchant):
-    _credit(merchant.company, "btc", "1")
-    _credit(other_merchant.company, "btc", "7")
+    fund(merchant.company, "btc", "1")
+    fund(other_merchant.company, "btc", "7")
 
     rows = _by_code(api.get(URL))
 
@@ -88,8 +78,8 @@ def test_each_merchant_sees_only_their_own_balance(api, merchant, other_merchant
 
 
 def test_queries_stay_bounded_whatever_the_number_of_accounts(api, merchant, django_assert_max_num_queries):
-    for index, asset in enumerate(all_assets()):
-        _credit(merchant.company, asset.code, "1", reference=f"deposit:{index}")
+    for asset in all_assets():
+        fund(merchant.company, asset.code, "1")
 
     with django_assert_max_num_queries(2):  # the token lookup, the accounts
         response = api.get(URL)
@@ -99,7 +89,7 @@ def test_queries_stay_bounded_whatever_the_number_of_accounts(api, merchant, dja
 
 
 def test_selector_is_one_query_and_fills_missing_codes_with_zero(merchant, django_assert_num_queries):
-    _credit(merchant.company, "sol", "2.5")
+    fund(merchant.company, "sol", "2.5")
 
     with django_assert_num_queries(1):
         rows = balance_list_for_company(company=merchant.company)

@@ -11,7 +11,7 @@ from chains.addresses import validate_address
 from chains.base import ChainTransfer
 from payments.deposits import deposit_ingest
 from payments.models import Deposit, LedgerEntry, StaticDepositAddress
-from tests.chain import api_mine
+from tests.chain import api_mine, api_pay
 from webhooks.models import WebhookEvent
 
 pytestmark = pytest.mark.django_db
@@ -23,18 +23,6 @@ def _static(api, **overrides):
     body = {"internal_user_id": "user-42", "email": "Buyer@Example.com", "asset": "btc", "network": "btc"}
     body.update(overrides)
     return api.post(STATIC, body, format="json")
-
-
-def _deposit(api, address, amount="0.015", asset="btc", **extra):
-    return api.post(
-        "/api/sandbox/deposits",
-        {"address": address, "asset": asset, "amount": amount, **extra},
-        format="json",
-    )
-
-
-def _mine(api, count=1):
-    return api_mine(api, count)
 
 
 def _balance(api, code):
@@ -134,11 +122,11 @@ def test_static_addresses_need_auth(anon):
 def test_deposit_is_seen_then_confirmed_then_credited_once_with_processing_and_done(api, merchant):
     address = _static(api).json()
 
-    seen = _deposit(api, address["address"])
-    one = _mine(api)
+    seen = api_pay(api, address["address"], "0.015", asset="btc")
+    one = api_mine(api)
     balance_after_one = _balance(api, "btc")
-    two = _mine(api)
-    three = _mine(api, count=5)  # replays: the deposit is final
+    two = api_mine(api)
+    three = api_mine(api, 5)  # replays: the deposit is final
 
     assert seen.status_code == 201
     assert seen.json()["status"] == "seen" and seen.json()["confirmations"] == 0
@@ -166,8 +154,8 @@ def test_deposit_is_seen_then_confirmed_then_credited_once_with_processing_and_d
 
 def test_replaying_the_same_transfer_changes_nothing(api, merchant):
     address = _static(api).json()
-    txid = _deposit(api, address["address"]).json()["txid"]
-    _mine(api, count=2)
+    txid = api_pay(api, address["address"], "0.015", asset="btc").json()["txid"]
+    api_mine(api, 2)
     transfer = ChainTransfer(
         code="btc",
         txid=txid,
@@ -190,8 +178,8 @@ def test_replaying_the_same_transfer_changes_nothing(api, merchant):
 def test_failed_and_frozen_deposits_credit_nothing(api, merchant, outcome):
     address = _static(api).json()
 
-    _deposit(api, address["address"], outcome=outcome)
-    _mine(api, count=3)
+    api_pay(api, address["address"], "0.015", asset="btc", outcome=outcome)
+    api_mine(api, 3)
 
     expected = "failed" if outcome == "fail" else "frozen"
     assert [e["status"] for e in _deposit_events(merchant.company)] == ["processing", expected]
@@ -202,9 +190,9 @@ def test_failed_and_frozen_deposits_credit_nothing(api, merchant, outcome):
 def test_ton_deposit_needs_its_tag_to_reach_the_user(api, merchant):
     ton = _static(api, asset="ton", network="ton").json()
 
-    untagged = _deposit(api, ton["address"], amount="1.5", asset="ton")
-    tagged = _deposit(api, ton["address"], amount="2", asset="ton", tag=ton["tag"])
-    _mine(api)
+    untagged = api_pay(api, ton["address"], "1.5", asset="ton")
+    tagged = api_pay(api, ton["address"], "2", asset="ton", tag=ton["tag"])
+    api_mine(api)
 
     assert untagged.json()["routed"] is False
     assert tagged.json()["routed"] is True
@@ -214,8 +202,8 @@ def test_ton_deposit_needs_its_tag_to_reach_the_user(api, merchant):
 def test_transfer_to_an_unknown_address_is_recorded_not_dropped(api, merchant):
     unknown = "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq"
 
-    response = _deposit(api, unknown, amount="0.2")
-    _mine(api, count=2)
+    response = api_pay(api, unknown, "0.2", asset="btc")
+    api_mine(api, 2)
 
     deposit = Deposit.objects.get(txid=response.json()["txid"])
     assert deposit.company is None and deposit.deposit_address is None
@@ -230,7 +218,7 @@ def test_another_merchants_address_is_404(api, other_merchant):
     theirs.credentials(HTTP_AUTHORIZATION=f"Bearer {other_merchant.public_token}")
     address = _static(theirs).json()["address"]
 
-    response = _deposit(api, address)
+    response = api_pay(api, address, "0.015", asset="btc")
 
     assert response.status_code == 404
     assert Deposit.objects.count() == 0
@@ -251,7 +239,7 @@ def test_another_merchants_address_is_404(api, other_merchant):
 def test_bad_sandbox_amounts_are_400(api, amount, field):
     address = _static(api).json()["address"]
 
-    response = _deposit(api, address, amount=amount)
+    response = api_pay(api, address, amount, asset="btc")
 
     assert response.status_code == 400
     assert response.json()["errors"][0]["field"] == field
@@ -259,7 +247,7 @@ def test_bad_sandbox_amounts_are_400(api, amount, field):
 
 
 def test_bad_sandbox_address_is_400(api):
-    response = _deposit(api, "bc1qnotanaddress")
+    response = api_pay(api, "bc1qnotanaddress", "0.015", asset="btc")
 
     assert response.status_code == 400
     assert response.json()["code"] == "invalid_address"
@@ -267,13 +255,13 @@ def test_bad_sandbox_address_is_400(api):
 
 @pytest.mark.parametrize("count", [0, 101, "many", -1])
 def test_bad_block_counts_are_400(api, count):
-    assert _mine(api, count=count).status_code == 400
+    assert api_mine(api, count).status_code == 400
 
 
 def test_codes_on_another_backend_are_refused_by_the_sandbox(api, settings):
     settings.CHAIN_BACKENDS = {"btc": "payments.tests.test_static_deposits.OtherChain"}
 
-    response = _deposit(api, "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq")
+    response = api_pay(api, "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq", "0.015", asset="btc")
 
     assert response.status_code == 400
     assert response.json()["code"] == "unsupported_asset"
@@ -285,8 +273,8 @@ class OtherChain:
 
 def test_explorer_page_shows_the_transaction(api, client):
     address = _static(api).json()["address"]
-    txid = _deposit(api, address).json()["txid"]
-    _mine(api)
+    txid = api_pay(api, address, "0.015", asset="btc").json()["txid"]
+    api_mine(api)
 
     page = client.get(f"/sandbox/tx/{txid}")
     missing = client.get("/sandbox/tx/deadbeef")

@@ -5,7 +5,7 @@ event, create an invoice, pay it through the sandbox panel, see it done, redeliv
 auto-withdrawal rule, upload a bulk file whose bad line the preview rejects and send the rest; then every
 page at desktop (1280x800) and phone (390x844) size, saved as test-artifacts/screenshots/dashboard-*.png.
 The client's own step (filling the invoice on the pay page) and the worker's (delivering webhooks) are
-done through the services, as tests/browser/helpers.py does for the pay page.
+done through the services, with tests/factories.py and tests/chain.py as the pay page tests do.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import requests
 from playwright.sync_api import expect
 
 from invoices.models import Invoice
+from invoices.services import invoice_fill
 from payments.models import Company
-from tests.browser.helpers import fill
 from webhooks.models import WebhookEvent
 from webhooks.receiver import WebhookReceiver
 from webhooks.services import webhook_deliver
@@ -113,7 +113,7 @@ def test_merchant_runs_the_sandbox_flow(open_page, live_server, shot, receiver):
     assert [item.name for item in invoice.items.all()][-1] == "Gift wrap"
 
     # The client picks BTC on the pay page; the merchant pays it on the sandbox chain.
-    fill(invoice, "btc")
+    invoice_fill(invoice_id=invoice.pk, client_email="client@example.com", payment_currency="btc")
     page.reload()
     page.get_by_test_id("sandbox-pay").click()
     assert page.get_by_label("Amount").input_value() == "0.00101"
@@ -204,14 +204,11 @@ def test_merchant_runs_the_sandbox_flow(open_page, live_server, shot, receiver):
 
 
 def test_phone_layout_and_login(open_page, live_server, shot):
-    from payments.services import merchant_create
-    from tests.browser.helpers import make_invoice
-    from tests.chain import mine, pay
+    from tests.browser.helpers import ITEMS
+    from tests.factories import InvoiceFactory, MerchantFactory
 
-    credentials = merchant_create(name="Blue Bottle Roastery", email=EMAIL, password=PASSWORD)
-    invoice = fill(make_invoice(credentials.company), "btc")
-    pay(invoice, "0.00101")
-    mine(invoice, 2)
+    credentials = MerchantFactory(name="Blue Bottle Roastery", email=EMAIL, password=PASSWORD)
+    invoice = InvoiceFactory(company=credentials.company, items=ITEMS, code="btc", paid="0.00101")
     event = WebhookEvent.objects.filter(company=credentials.company).first()
     assert event is not None
     page = open_page("phone")
@@ -253,9 +250,9 @@ def test_phone_layout_and_login(open_page, live_server, shot):
 
 
 def test_forms_work_without_javascript(open_page, live_server, shot):
-    from payments.services import merchant_create
+    from tests.factories import MerchantFactory
 
-    credentials = merchant_create(name="Blue Bottle Roastery", email=EMAIL, password=PASSWORD)
+    credentials = MerchantFactory(name="Blue Bottle Roastery", email=EMAIL, password=PASSWORD)
     page = open_page("desktop", javascript=False)
     page.goto(f"{live_server.url}/dashboard/login/")
     page.get_by_label("E-mail").fill(EMAIL)

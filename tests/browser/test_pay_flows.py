@@ -15,8 +15,9 @@ from playwright.sync_api import expect
 
 from invoices.models import Invoice
 from invoices.payuri import payment_uri
-from tests.browser.helpers import decode_qr, make_invoice
+from tests.browser.helpers import ITEMS, decode_qr
 from tests.chain import mine
+from tests.factories import InvoiceFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 expect.set_options(timeout=10_000)
@@ -50,7 +51,7 @@ def _invoice(invoice_id) -> Invoice:  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("viewport", VIEWPORTS)
 def test_created_to_done_then_redirected(open_page, live_server, merchant, shot, viewport):
     target = f"{live_server.url}/healthz"
-    invoice = make_invoice(merchant.company, redirect_url=target)
+    invoice = InvoiceFactory(company=merchant.company, items=ITEMS, redirect_url=target)
     page = open_page(viewport)
     page.goto(f"{live_server.url}/{invoice.pk}")
     shot(page, "done", viewport, "1-created")
@@ -92,7 +93,7 @@ def test_created_to_done_then_redirected(open_page, live_server, merchant, shot,
 
 @pytest.mark.parametrize("viewport", VIEWPORTS)
 def test_pay_less_then_blocks_leaves_it_wrong(open_page, live_server, merchant, shot, viewport):
-    invoice = make_invoice(merchant.company, fixed="ton")
+    invoice = InvoiceFactory(company=merchant.company, items=ITEMS, payment_currency="ton")
     page = open_page(viewport)
     page.goto(f"{live_server.url}/{invoice.pk}")
     expect(page.locator('input[name="asset"]')).to_have_count(0)  # the merchant fixed the asset
@@ -121,7 +122,7 @@ def test_pay_less_then_blocks_leaves_it_wrong(open_page, live_server, merchant, 
 
 @pytest.mark.parametrize("viewport", VIEWPORTS)
 def test_expiry_closes_it_and_the_language_can_be_switched(open_page, live_server, merchant, shot, viewport):
-    invoice = make_invoice(merchant.company)
+    invoice = InvoiceFactory(company=merchant.company, items=ITEMS)
     page = open_page(viewport)
     page.goto(f"{live_server.url}/{invoice.pk}")
     _fill_form(page, "usdc")
@@ -149,7 +150,7 @@ def test_expiry_closes_it_and_the_language_can_be_switched(open_page, live_serve
 
 def test_the_page_works_without_javascript(open_page, live_server, merchant, shot):
     target = f"{live_server.url}/healthz"
-    invoice = make_invoice(merchant.company, redirect_url=target)
+    invoice = InvoiceFactory(company=merchant.company, items=ITEMS, redirect_url=target)
     page = open_page("desktop", javascript=False)
     page.goto(f"{live_server.url}/{invoice.pk}")
 

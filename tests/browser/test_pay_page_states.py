@@ -12,8 +12,9 @@ import pytest
 from django.utils import timezone
 
 from invoices.models import Invoice
-from tests.browser.helpers import fill, make_invoice
-from tests.chain import mine, pay
+from tests.browser.helpers import ITEMS
+from tests.chain import pay
+from tests.factories import BTC_ADDRESS, InvoiceFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -25,32 +26,26 @@ def _no_sideways_scroll(page) -> None:  # type: ignore[no-untyped-def]
 
 def _arrange(company, state: str) -> Invoice:  # type: ignore[no-untyped-def]
     if state == "created":
-        return make_invoice(company)
+        return InvoiceFactory(company=company, items=ITEMS)
     if state == "created-fixed":
-        return make_invoice(company, fixed="eth")
-    invoice = make_invoice(company)
+        return InvoiceFactory(company=company, items=ITEMS, payment_currency="eth")
     code = {"pending-ton": "ton", "pending-usdc": "usdc"}.get(state, "btc")
-    fill(invoice, code)
+    # 0.00101 btc is due (100 usd + 1 %): paid in full, over, or short and so wrong.
+    paid = {"done": "0.00101", "done-overpaid": "0.002", "wrong": "0.0006", "wrong-late": "0.0006"}.get(state)
+    invoice = InvoiceFactory(company=company, items=ITEMS, code=code, paid=paid)
     if state == "processing":
-        pay(invoice, "0.00101")
-        mine(invoice, 1)
-    elif state in ("done", "done-overpaid"):
-        pay(invoice, "0.002" if state == "done-overpaid" else "0.00101")
-        mine(invoice, 2)
-    elif state in ("wrong", "wrong-late"):
-        pay(invoice, "0.0006")
-        mine(invoice, 2)
-        if state == "wrong-late":
-            Invoice.objects.filter(pk=invoice.pk).update(expired_at=timezone.now() - timedelta(minutes=1))
+        pay(invoice, "0.00101", blocks=1)  # one of the two confirmations btc needs
+    elif state == "wrong-late":
+        Invoice.objects.filter(pk=invoice.pk).update(expired_at=timezone.now() - timedelta(minutes=1))
     elif state == "closed":
         from invoices.services import invoice_close
 
         invoice_close(invoice_id=invoice.pk, now=True)
     elif state == "refunded":
-        pay(invoice, "0.0006")
-        mine(invoice, 2)
-        # The refund itself needs a withdrawal set-up; the page only needs the status.
-        Invoice.objects.filter(pk=invoice.pk).update(status="refunded")
+        from invoices.services import invoice_refund
+
+        pay(invoice, "0.0006", blocks=2)
+        invoice_refund(company=company, invoice_id=invoice.pk, address=BTC_ADDRESS)
     return invoice
 
 
@@ -91,7 +86,7 @@ def test_every_state_renders_without_errors(open_page, live_server, merchant, sh
 @pytest.mark.parametrize("viewport", ["desktop", "phone"])
 def test_form_error_and_not_found_pages(open_page, live_server, merchant, shot, viewport):
     page = open_page(viewport)
-    invoice = make_invoice(merchant.company)
+    invoice = InvoiceFactory(company=merchant.company, items=ITEMS)
     page.goto(f"{live_server.url}/{invoice.pk}")
 
     page.locator("#id_email").evaluate("el => el.type = 'text'")  # past the browser's own check

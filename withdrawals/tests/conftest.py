@@ -1,4 +1,5 @@
-"""Helpers shared by the withdrawal tests: balances are funded through the real ledger or sandbox API."""
+"""Helpers shared by the withdrawal tests: balances are funded through the real ledger (tests.chain.fund)
+or the sandbox API (tests.chain.api_pay, api_mine)."""
 
 import json
 from decimal import Decimal
@@ -36,7 +37,12 @@ def _clean_rates_cache():
     cache.clear()
 
 
-fund = chain.fund
+@pytest.fixture
+def funded(merchant):
+    """The merchant with a balance in the codes the API tests withdraw (btc, eth, trx, ltc, ton)."""
+    for code, amount in {"btc": "1", "eth": "1", "trx": "1000", "ltc": "10", "ton": "100"}.items():
+        chain.fund(merchant.company, code, amount)
+    return merchant
 
 
 def balance(company, code):
@@ -65,12 +71,6 @@ def run_broadcasts():
         tasks.withdrawal_broadcast(uid)
 
 
-def mine(client, count=1):
-    response = chain.api_mine(client, count)
-    assert response.status_code == 200, response.content
-    return response
-
-
 def withdrawal_events(uid):
     events = WebhookEvent.objects.filter(family="withdrawal", object_id=uid).order_by("created_at", "pk")
     return [json.loads(e.body, parse_float=Decimal) for e in events]
@@ -90,7 +90,7 @@ def drain_broker():
     """
     from config.celery import app
 
-    ran = []
+    ran: list[str] = []
     with app.connection_for_read() as connection:
         while True:
             before = len(ran)

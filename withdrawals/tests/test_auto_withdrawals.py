@@ -7,18 +7,10 @@ from django.db import IntegrityError, transaction
 
 from payments.assets import all_assets
 from payments.ledger import ledger_verify
+from tests.chain import api_mine, api_pay, fund
 from withdrawals.auto_withdrawals import auto_withdrawal_sweep, auto_withdrawal_sweep_due
 from withdrawals.models import AutoWithdrawalRule, Withdrawal
-from withdrawals.tests.conftest import (
-    ADDRESSES,
-    AUTO,
-    LIST,
-    balance,
-    fund,
-    mine,
-    run_broadcasts,
-    withdrawal_events,
-)
+from withdrawals.tests.conftest import ADDRESSES, AUTO, LIST, balance, run_broadcasts, withdrawal_events
 
 pytestmark = pytest.mark.django_db
 
@@ -232,7 +224,7 @@ def test_a_sweep_in_flight_blocks_the_next_until_it_is_done(api, merchant):
 
     while_in_flight = auto_withdrawal_sweep_due()
     run_broadcasts()
-    mine(api, count=2)  # the sandbox hook completes the first sweep, then sweeps again
+    api_mine(api, 2)  # the sandbox hook completes the first sweep, then sweeps again
 
     assert len(first) == 1
     assert while_in_flight == []
@@ -298,13 +290,9 @@ def test_a_deposit_mined_on_the_sandbox_triggers_the_sweep(api, merchant):
         {"internal_user_id": "u1", "asset": "ton", "network": "ton"},
         format="json",
     ).json()
-    api.post(
-        "/api/sandbox/deposits",
-        {"address": static["address"], "tag": static["tag"], "asset": "ton", "amount": "3"},
-        format="json",
-    )
+    api_pay(api, static["address"], "3", asset="ton", tag=static["tag"])
 
-    mine(api)
+    api_mine(api)
 
     sweep = Withdrawal.objects.get()
     assert sweep.is_automatic

@@ -6,12 +6,13 @@ import pytest
 
 from payments.ledger import ledger_verify
 from payments.models import Account, LedgerEntry, SandboxTransaction
+from tests.chain import fund
 from tests.workers import run_together
 from webhooks.models import WebhookEvent
 from withdrawals import tasks
 from withdrawals.auto_withdrawals import auto_withdrawal_sweep, auto_withdrawal_sweep_due
 from withdrawals.models import AutoWithdrawalRule, IdempotencyKey, Withdrawal
-from withdrawals.tests.conftest import ADDRESSES, balance, client_for, fund, item, withdraw
+from withdrawals.tests.conftest import ADDRESSES, balance, client_for, item, withdraw
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 

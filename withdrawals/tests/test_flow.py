@@ -9,6 +9,7 @@ from django.test import override_settings
 from chains.base import get_backend
 from payments.ledger import ledger_verify
 from payments.models import SandboxTransaction
+from tests.chain import api_mine, api_pay, fund
 from webhooks.models import WebhookEvent
 from withdrawals import services, tasks
 from withdrawals.models import Withdrawal
@@ -18,9 +19,7 @@ from withdrawals.tests.conftest import (
     balance,
     client_for,
     drain_broker,
-    fund,
     item,
-    mine,
     run_broadcasts,
     withdraw,
     withdrawal_events,
@@ -43,12 +42,8 @@ def test_happy_flow_through_the_api_single_then_bulk(api, merchant):
         {"internal_user_id": "treasury", "asset": "btc", "network": "btc"},
         format="json",
     ).json()
-    api.post(
-        "/api/sandbox/deposits",
-        {"address": static["address"], "asset": "btc", "amount": "0.015"},
-        format="json",
-    )
-    mine(api, count=2)
+    api_pay(api, static["address"], "0.015", asset="btc")
+    api_mine(api, 2)
     funded = balance(merchant.company, "btc")
 
     single = withdraw(api, item("btc", "0.001")).json()
@@ -60,9 +55,9 @@ def test_happy_flow_through_the_api_single_then_bulk(api, merchant):
         item("btc", "0.003", tag=""),
     ).json()
     after_bulk = drain_broker()
-    mine(api, count=1)
+    api_mine(api, 1)
     one_confirmation = {w.status for w in Withdrawal.objects.all()}
-    mine(api, count=1)
+    api_mine(api, 1)
 
     uids = [entry["uid"] for entry in single + bulk]
     assert funded == (Decimal("0.015"), Decimal(0))
@@ -108,7 +103,7 @@ def test_sandbox_reject_after_broadcast_releases_the_hold_and_sends_rejected_wit
 
     response = api.post(f"/api/sandbox/withdrawals/{uid}/reject")
     again = api.post(f"/api/sandbox/withdrawals/{uid}/reject")
-    mine(api, count=3)
+    api_mine(api, 3)
 
     assert response.status_code == 200
     assert response.json()["status"] == "rejected"
@@ -142,7 +137,7 @@ def test_sandbox_reject_of_a_done_one_is_409_and_of_another_merchants_is_404(api
     fund(merchant.company, "btc", "0.01")
     uid = withdraw(api, item()).json()[0]["uid"]
     run_broadcasts()
-    mine(api, count=2)
+    api_mine(api, 2)
 
     done = api.post(f"/api/sandbox/withdrawals/{uid}/reject")
     foreign = client_for(other_merchant).post(f"/api/sandbox/withdrawals/{uid}/reject")
@@ -163,7 +158,7 @@ def test_a_transaction_failed_or_frozen_on_chain_rejects_the_withdrawal(api, mer
     # The chain's decision (the sandbox's edge): this transaction will fail / be frozen once mined.
     SandboxTransaction.objects.filter(kind="withdrawal").update(outcome=outcome)
 
-    mine(api)
+    api_mine(api)
 
     withdrawal = Withdrawal.objects.get(uid=uid)
     assert withdrawal.status == "rejected"
@@ -290,7 +285,7 @@ def test_the_poller_settles_broadcast_withdrawals_when_blocks_are_not_announced(
     hooks = list(sandbox.after_blocks)
     sandbox.after_blocks.clear()
     try:
-        mine(api, count=2)
+        api_mine(api, 2)
     finally:
         sandbox.after_blocks.extend(hooks)
     still_open = Withdrawal.objects.get(uid=uid).status
@@ -347,7 +342,7 @@ def test_an_amount_with_18_decimal_places_is_sent_and_settled_exactly(api, merch
     uid = withdraw(api, item("eth", "0.123456789012345678")).json()[0]["uid"]
 
     run_broadcasts()
-    mine(api, count=12)
+    api_mine(api, 12)
 
     assert SandboxTransaction.objects.get(kind="withdrawal").amount == Decimal("0.123456789012345678")
     assert Withdrawal.objects.get(uid=uid).status == "done"

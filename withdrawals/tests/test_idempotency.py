@@ -9,19 +9,14 @@ from django.test import override_settings
 from django.utils import timezone
 
 from payments.models import SandboxTransaction
+from tests.chain import fund
 from withdrawals.idempotency import Claim, IdempotencyInProgress, idempotency_keys_purge, request_fingerprint
 from withdrawals.models import IdempotencyKey, Withdrawal
 from withdrawals.rules import WithdrawalItem
 from withdrawals.services import withdrawal_request
-from withdrawals.tests.conftest import ADDRESSES, WITHDRAW, balance, client_for, fund, item, withdraw
+from withdrawals.tests.conftest import ADDRESSES, WITHDRAW, balance, client_for, item, withdraw
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def funded(merchant):
-    fund(merchant.company, "btc", "1")
-    return merchant
 
 
 def _key(value):

@@ -7,19 +7,13 @@ from django.conf import settings
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from tests.chain import fund
 from withdrawals.models import Withdrawal
-from withdrawals.tests.conftest import ADDRESSES, LIST, client_for, fund, item, run_broadcasts, withdraw
+from withdrawals.tests.conftest import ADDRESSES, LIST, client_for, item, run_broadcasts, withdraw
 
 pytestmark = pytest.mark.django_db
 
 TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
-
-
-@pytest.fixture
-def funded(merchant):
-    fund(merchant.company, "btc", "1")
-    fund(merchant.company, "ton", "100")
-    return merchant
 
 
 def test_detail_has_the_documented_fields_before_and_after_broadcast(api, funded):

@@ -6,8 +6,9 @@ import pytest
 
 from invoices.models import Invoice
 from payments.ledger import ledger_verify
+from tests.chain import api_mine, api_pay
 from withdrawals.models import Withdrawal
-from withdrawals.tests.conftest import ADDRESSES, LIST, balance, mine, run_broadcasts, withdrawal_events
+from withdrawals.tests.conftest import ADDRESSES, LIST, balance, run_broadcasts, withdrawal_events
 
 pytestmark = pytest.mark.django_db
 
@@ -31,12 +32,8 @@ def _wrong_invoice(api, anon, paid="0.0008"):
         {"clientEmail": "client@example.com", "paymentCurrency": "btc"},
         format="json",
     ).json()
-    api.post(
-        "/api/sandbox/deposits",
-        {"address": invoice["address"]["address"], "asset": "btc", "amount": paid},
-        format="json",
-    )
-    mine(api, count=2)
+    api_pay(api, invoice["address"], paid)
+    api_mine(api, 2)
     assert Invoice.objects.get(pk=invoice["id"]).status == "wrong"
     return invoice["id"]
 
@@ -60,7 +57,7 @@ def test_refund_of_a_wrong_invoice_withdraws_what_arrived_less_the_fee_to_the_gi
     )
     assert balance(merchant.company, "btc") == (Decimal(0), Decimal("0.0008"))
     run_broadcasts()
-    mine(api, count=2)
+    api_mine(api, 2)
     assert Withdrawal.objects.get().status == "done"
     assert [e["status"] for e in withdrawal_events(refund.uid)] == ["processing", "processing", "done"]
     assert api.get(f"{LIST}/{refund.uid}").json()["amount"] == "0.0007"

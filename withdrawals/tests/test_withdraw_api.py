@@ -8,29 +8,12 @@ from django.test import override_settings
 
 from payments.errors import RULE_CODES
 from payments.models import LedgerEntry
+from tests.chain import fund
 from webhooks.models import WebhookEvent
 from withdrawals.models import Withdrawal, WithdrawalRequest
-from withdrawals.tests.conftest import (
-    ADDRESSES,
-    WITHDRAW,
-    balance,
-    fund,
-    item,
-    withdraw,
-    withdrawal_events,
-)
+from withdrawals.tests.conftest import ADDRESSES, WITHDRAW, balance, item, withdraw, withdrawal_events
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def funded(merchant):
-    fund(merchant.company, "btc", "1")
-    fund(merchant.company, "eth", "1")
-    fund(merchant.company, "trx", "1000")
-    fund(merchant.company, "ltc", "10")
-    fund(merchant.company, "ton", "100")
-    return merchant
 
 
 def _nothing_happened(company, before):

@@ -9,12 +9,13 @@ from django.db import connection
 
 from payments.ledger import ledger_verify
 from payments.models import LedgerEntry, SandboxTransaction
-from payments.services import merchant_create
+from tests.chain import fund
+from tests.factories import MerchantFactory
 from tests.workers import kill_tree, start_worker, wait_for
 from withdrawals.models import Withdrawal
 from withdrawals.rules import WithdrawalItem
 from withdrawals.services import withdrawal_request
-from withdrawals.tests.conftest import ADDRESSES, balance, fund, withdrawal_events
+from withdrawals.tests.conftest import ADDRESSES, balance, withdrawal_events
 
 WITHDRAWALS = 4
 FAST = {
@@ -28,7 +29,7 @@ FAST = {
 
 @pytest.mark.django_db(transaction=True)
 def test_lost_messages_and_a_killed_worker_still_end_in_one_payment_each(tmp_path):
-    created = merchant_create(name="Payouts", email="payouts@shop.test")
+    created = MerchantFactory(name="Payouts", email="payouts@shop.test")
     fund(created.company, "btc", "1")
     # Accepted here, their broadcast messages go to this process's in-memory broker and are never consumed:
     # the worker's poller has to find every one, as after a broker loss.
