@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.imports import ROOT, Import, cycles, import_graph, project_modules
+from tests.imports import PACKAGES, ROOT, Import, cycles, import_graph, project_modules
 
 MAX_MODULE_LINES = 450
 PAYMENTS_MAX_SHARE = 0.40
@@ -165,3 +165,14 @@ def test_every_link_in_the_documents_resolves_inside_the_repository() -> None:
             elif anchor and path.suffix == ".md" and anchor not in _anchors(path):
                 broken.append(f"{document.relative_to(ROOT)}: {target} (no such heading)")
     assert broken == []
+
+
+def test_every_app_with_tests_is_collected_and_packaged() -> None:
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    testpaths = set(project["tool"]["pytest"]["ini_options"]["testpaths"])
+    packaged = project["tool"]["setuptools"]["packages"]["find"]["include"]
+    with_tests = {package for package in PACKAGES if (ROOT / package / "tests").is_dir()}
+    assert with_tests <= testpaths
+    assert all(f"{package}*" in packaged for package in PACKAGES)
