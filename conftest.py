@@ -8,6 +8,8 @@ import os
 import pytest
 from django.conf import settings
 
+from tests.nodes import LITECOIND
+
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     engine = settings.DATABASES["default"]["ENGINE"]
@@ -16,6 +18,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.skip(reason="needs PostgreSQL: set DATABASE_URL=postgres://..."))
         if "redis" in item.keywords and not settings.REDIS_URL:
             item.add_marker(pytest.mark.skip(reason="needs Redis: set REDIS_URL=redis://..."))
+        if "litecoind" in item.keywords and not LITECOIND.exists():
+            item.add_marker(
+                pytest.mark.skip(reason=f"needs Debian's litecoind at {LITECOIND} (apt install litecoind)")
+            )
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -1,0 +1,96 @@
+"""Real chain nodes for tests: Debian's litecoind on regtest, in its own datadir on free ports.
+
+The daemon is run directly (`/usr/lib/litecoin/litecoind`, not the wrapper that writes ~/.litecoin) and
+stopped by its PID. `.ci/run` installs the package; on a machine without it the tests that need a node
+skip with the reason (and CI, which allows no skip, fails).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from chains.bitcoincore.rpc import NodeUnavailable, RpcClient, RpcError
+from tests.workers import wait_for
+
+LITECOIND = Path("/usr/lib/litecoin/litecoind")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@dataclass(frozen=True)
+class Node:
+    url: str  # http://user:password@127.0.0.1:port
+    rpc: RpcClient
+    datadir: Path
+    pid: int
+
+
+@contextmanager
+def litecoind_regtest() -> Iterator[Node]:
+    """A fresh regtest litecoind; stopped (then killed if it lingers) and its datadir removed on exit."""
+    with tempfile.TemporaryDirectory(prefix="kassa-ltc-") as datadir:
+        user, password = "kassa", secrets.token_hex(16)
+        port = free_port()
+        process = subprocess.Popen(
+            [
+                str(LITECOIND),
+                "-regtest",
+                f"-datadir={datadir}",
+                "-server=1",
+                "-listen=0",
+                f"-port={free_port()}",
+                f"-rpcport={port}",
+                "-rpcbind=127.0.0.1",
+                "-rpcallowip=127.0.0.1",
+                f"-rpcuser={user}",
+                f"-rpcpassword={password}",
+                "-fallbackfee=0.0001",
+                "-txindex=1",
+                "-printtoconsole=0",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        url = f"http://{user}:{password}@127.0.0.1:{port}"
+        rpc = RpcClient(url)
+        try:
+            if not wait_for(lambda: _answers(rpc), timeout=60):
+                raise RuntimeError("litecoind did not answer on its RPC port within 60 s")
+            yield Node(url=url, rpc=rpc, datadir=Path(datadir), pid=process.pid)
+        finally:
+            _stop(rpc, process)
+
+
+def _answers(rpc: RpcClient) -> bool:
+    try:
+        rpc.call("getblockchaininfo")
+    except NodeUnavailable:
+        return False
+    except RpcError:  # -28: still loading
+        return False
+    return True
+
+
+def _stop(rpc: RpcClient, process: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(NodeUnavailable, RpcError):  # already gone, or not up yet
+        rpc.call("stop")
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
