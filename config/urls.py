@@ -18,11 +18,22 @@ from webhooks.dashboard import urls as webhook_pages
 from withdrawals.dashboard import urls as withdrawal_pages
 
 
+class SchemaNegotiation(DefaultContentNegotiation):
+    """Accept decides (406 when nothing fits), except that an explicit `?format=` wins over it."""
+
+    def select_renderer(self, request: Request, renderers: Any, format_suffix: str | None = None) -> Any:
+        wanted = format_suffix or request.query_params.get(self.settings.URL_FORMAT_OVERRIDE)
+        if wanted:
+            renderer = self.filter_renderers(renderers, wanted)[0]  # 404 for an unknown format
+            return renderer, renderer.media_type
+        return super().select_renderer(request, renderers, format_suffix)
+
+
 class SchemaApi(SpectacularAPIView):
     """The OpenAPI document: YAML by default, JSON with `?format=json` or `Accept: application/json`; its
     errors (a POST is 405) are problem+json like the API's, not YAML."""
 
-    content_negotiation_class = DefaultContentNegotiation  # the API's own negotiation always answers JSON
+    content_negotiation_class = SchemaNegotiation  # the API's own negotiation always answers JSON
 
     def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
         response = super().finalize_response(request, response, *args, **kwargs)

@@ -1,8 +1,10 @@
 """Schema-only serializers of the invoice responses, field for field as `invoice_representation` builds
-them; `payments/tests/test_openapi.py` checks real responses against them."""
+them; `payments/tests/test_openapi.py` checks real responses against them. Each is named in the document
+after what it describes (`Invoice`, not `InvoiceSchema`)."""
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
 from invoices.models import Invoice
@@ -10,22 +12,26 @@ from payments.api.schema_types import BaseAssetField, InvoiceCurrencyField, Paym
 from payments.models import Deposit
 
 
+@extend_schema_serializer(component_name="InvoiceItem")
 class _Item(serializers.Serializer):
     name = serializers.CharField()
     price = money_string()
 
 
+@extend_schema_serializer(component_name="InvoiceCompanyAsset")
 class _CompanyAsset(serializers.Serializer):
     asset = BaseAssetField()
     isAllowed = serializers.BooleanField()
 
 
+@extend_schema_serializer(component_name="InvoiceCompany")
 class _Company(serializers.Serializer):
     name = serializers.CharField()
     logoUrl = serializers.CharField(allow_blank=True)
     assets = _CompanyAsset(many=True)
 
 
+@extend_schema_serializer(component_name="InvoiceContent")
 class _Content(serializers.Serializer):
     invoiceCurrency = InvoiceCurrencyField()
     items = _Item(many=True)
@@ -33,10 +39,12 @@ class _Content(serializers.Serializer):
     isMerchantPaysFee = serializers.BooleanField()
 
 
+@extend_schema_serializer(component_name="InvoiceCreatedContent")
 class _CreatedContent(_Content):
     redirectURL = serializers.CharField(allow_null=True)
 
 
+@extend_schema_serializer(component_name="InvoiceAddress")
 class _Address(serializers.Serializer):
     id = serializers.UUIDField()
     address = serializers.CharField()
@@ -44,6 +52,7 @@ class _Address(serializers.Serializer):
     asset = PaymentCodeField()
 
 
+@extend_schema_serializer(component_name="InvoicePaymentDetails")
 class _PaymentDetails(serializers.Serializer):
     rate = money_string()
     invoiceFee = money_string()
@@ -52,6 +61,7 @@ class _PaymentDetails(serializers.Serializer):
     isOverpaid = serializers.BooleanField()
 
 
+@extend_schema_serializer(component_name="InvoiceTransaction")
 class _Transaction(serializers.Serializer):
     id = serializers.UUIDField()
     amount = money_string()
@@ -77,12 +87,14 @@ class _InvoiceBase(serializers.Serializer):
     company = _Company()
 
 
+@extend_schema_serializer(component_name="InvoiceCreated")
 class InvoiceCreatedSchema(_InvoiceBase):
     """The 201 of `POST /api/invoices/v1/regular`."""
 
     invoiceContent = _CreatedContent()
 
 
+@extend_schema_serializer(component_name="Invoice")
 class InvoiceSchema(_InvoiceBase):
     """An invoice as read; the client's fields appear once it is filled."""
 
@@ -95,17 +107,20 @@ class InvoiceSchema(_InvoiceBase):
     expiredAt = serializers.DateTimeField(required=False, allow_null=True)
 
 
+@extend_schema_serializer(component_name="UnderpaymentLimit")
 class _Limit(serializers.Serializer):
     static = money_string()
     percentage = serializers.DecimalField(max_digits=5, decimal_places=2, coerce_to_string=False)
 
 
+@extend_schema_serializer(component_name="UnderpaymentLimits")
 class UnderpaymentLimitsSchema(serializers.Serializer):
     """One entry per payment code."""
 
     assets = serializers.DictField(child=_Limit())
 
 
+@extend_schema_serializer(component_name="UnderpaymentLimitsPatch")
 class UnderpaymentLimitsPatchSchema(serializers.Serializer):
     assets = serializers.DictField(
         child=_Limit(), help_text="Payment code -> limits; numbers or numeric strings. All or nothing."

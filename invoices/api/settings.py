@@ -5,7 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -53,8 +53,15 @@ class RedirectUrlInputSerializer(serializers.Serializer):
     redirectURL = RedirectUrlField(allow_null=True, allow_blank=True, max_length=2048)
 
 
+@extend_schema_serializer(component_name="RedirectUrl")
+class RedirectUrlOutputSerializer(serializers.Serializer):
+    """The accepted value as it was sent: null stays null, "" stays "" (both clear the URL)."""
+
+    redirectURL = serializers.CharField(allow_null=True, allow_blank=True)
+
+
 class CompanyRedirectUrlApi(APIView):
-    @extend_schema(request=RedirectUrlInputSerializer, responses={200: RedirectUrlInputSerializer})
+    @extend_schema(request=RedirectUrlInputSerializer, responses={200: RedirectUrlOutputSerializer})
     def put(self, request: Request) -> Response:
         data = RedirectUrlInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)

@@ -22,6 +22,7 @@ from invoices.services import ItemInput
 from payments.api.fields import StrictCharField
 from payments.api.pagination import PAGE_PARAMETERS, KassaPagination, page_serializer
 from payments.auth import SANDBOX_API_PERMISSIONS, ApiCredential, current_company
+from payments.schema import links, problem
 
 
 class PublicInvoiceThrottle(SimpleRateThrottle):
@@ -34,7 +35,20 @@ class PublicInvoiceThrottle(SimpleRateThrottle):
 
 
 class InvoiceCreateApi(APIView):
-    @extend_schema(request=InvoiceCreateInputSerializer, responses={201: InvoiceCreatedSchema})
+    @extend_schema(
+        request=InvoiceCreateInputSerializer,
+        responses={201: InvoiceCreatedSchema},
+        extensions=links(
+            201,
+            "invoice_id",
+            "$response.body#/id",
+            "invoices_v1_regular_retrieve",
+            "invoices_v1_regular_proceed_create",
+            "invoices_v1_regular_accept_create",
+            "invoices_v1_regular_refund_create",
+            "sandbox_invoices_expire_create",
+        ),
+    )
     def post(self, request: Request) -> Response:
         data = InvoiceCreateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -81,7 +95,17 @@ class InvoiceProceedApi(APIView):
     permission_classes = [AllowAny]  # authentication optional (docs/api.md)
     throttle_classes = [PublicInvoiceThrottle]
 
-    @extend_schema(request=InvoiceProceedInputSerializer, responses={200: InvoiceSchema})
+    @extend_schema(
+        request=InvoiceProceedInputSerializer,
+        responses={
+            200: InvoiceSchema,
+            409: problem("The invoice is no longer `created`: already filled, or closed (`invalid_state`)."),
+            503: problem(
+                "No exchange rate is available right now (`rate_unavailable`), or the database cannot be "
+                "reached (see Retry-After); nothing was done."
+            ),
+        },
+    )
     def post(self, request: Request, invoice_id: UUID) -> Response:
         data = InvoiceProceedInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -97,7 +121,16 @@ class InvoiceProceedApi(APIView):
 
 
 class InvoiceAcceptApi(APIView):
-    @extend_schema(request=None, responses={200: InvoiceSchema})
+    @extend_schema(
+        request=None,
+        responses={
+            200: InvoiceSchema,
+            409: problem(
+                "The invoice is not `wrong` (nor already accepted), or a payment to it is still unconfirmed "
+                "(`invalid_state`)."
+            ),
+        },
+    )
     def post(self, request: Request, invoice_id: UUID) -> Response:
         company = current_company(request)
         services.invoice_accept(company=company, invoice_id=invoice_id)
@@ -112,7 +145,16 @@ class RefundInputSerializer(serializers.Serializer):
 
 
 class InvoiceRefundApi(APIView):
-    @extend_schema(request=RefundInputSerializer, responses={200: InvoiceSchema})
+    @extend_schema(
+        request=RefundInputSerializer,
+        responses={
+            200: InvoiceSchema,
+            409: problem(
+                "The invoice is not `wrong` (nor already refunded), a payment to it is still unconfirmed, "
+                "or this deployment cannot send refunds (`invalid_state`)."
+            ),
+        },
+    )
     def post(self, request: Request, invoice_id: UUID) -> Response:
         company = current_company(request)
         invoice = selectors.invoice_get_for_company(company=company, invoice_id=invoice_id)
@@ -132,7 +174,14 @@ class InvoiceRefundApi(APIView):
 class SandboxInvoiceExpireApi(APIView):
     permission_classes = SANDBOX_API_PERMISSIONS
 
-    @extend_schema(request=None, responses={200: InvoiceSchema})
+    @extend_schema(
+        request=None,
+        responses={
+            200: InvoiceSchema,
+            400: problem("The invoice is not to be paid on the sandbox chain (`unsupported_asset`)."),
+            409: problem("Only a pending or processing invoice can be expired (`invalid_state`)."),
+        },
+    )
     def post(self, request: Request, invoice_id: UUID) -> Response:
         company = current_company(request)
         services.invoice_close(invoice_id=invoice_id, now=True, company=company)

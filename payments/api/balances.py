@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from payments.api.schema_types import BaseAssetField, PaymentCodeField
 from payments.auth import current_company
 from payments.money import number_text
 from payments.selectors import balance_list_for_company
@@ -22,13 +23,15 @@ class AmountTextField(serializers.CharField):
         return number_text(value)
 
 
+@extend_schema_serializer(component_name="Balance")
 class BalanceOutputSerializer(serializers.Serializer):
-    asset = serializers.CharField(source="code", help_text="Payment code (asset + network), e.g. trc20usdt.")
-    currency = serializers.CharField(source="base", help_text="Base asset of the code, e.g. usdt.")
+    asset = PaymentCodeField(source="code", help_text="Payment code (asset + network), e.g. trc20usdt.")
+    currency = BaseAssetField(source="base", help_text="Base asset of the code, e.g. usdt.")
     available = AmountTextField(help_text="Spendable now.")
     held = AmountTextField(help_text="Reserved by withdrawals in flight.")
 
 
+@extend_schema_serializer(component_name="Balances")
 class BalanceListOutputSerializer(serializers.Serializer):
     balances = BalanceOutputSerializer(many=True)
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 from rest_framework.pagination import LimitOffsetPagination
@@ -34,8 +33,16 @@ def _whole_number(request: Request, name: str, *, default: int, low: int, high: 
 
 # For APIViews that paginate by hand (drf-spectacular documents pagination only on generic list views).
 PAGE_PARAMETERS = [
-    OpenApiParameter("limit", OpenApiTypes.INT, description=f"Page size, 1 to {MAX_LIMIT} (default 50)."),
-    OpenApiParameter("offset", OpenApiTypes.INT, description=f"Items to skip, 0 to {MAX_OFFSET}."),
+    OpenApiParameter(
+        "limit",
+        {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": 50},
+        description=f"Page size, 1 to {MAX_LIMIT} (default 50).",
+    ),
+    OpenApiParameter(
+        "offset",
+        {"type": "integer", "minimum": 0, "maximum": MAX_OFFSET, "default": 0},
+        description=f"Items to skip, 0 to {MAX_OFFSET}.",
+    ),
 ]
 
 

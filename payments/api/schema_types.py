@@ -4,10 +4,11 @@ validate or render; `payments/tests/test_openapi.py` checks real responses again
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
 from payments.assets import BASE_ASSETS, INVOICE_CURRENCIES, all_assets
-from payments.models import Deposit
+from payments.models import Deposit, SandboxTransaction
 
 PAYMENT_CODES = [asset.code for asset in all_assets()]
 BASE_ASSET_CHOICES = list(BASE_ASSETS)
@@ -35,6 +36,7 @@ class InvoiceCurrencyField(serializers.ChoiceField):
         super().__init__(choices=INVOICE_CURRENCY_CHOICES, **kwargs)  # type: ignore[arg-type]
 
 
+@extend_schema_serializer(component_name="StaticDeposit")
 class StaticDepositSchema(serializers.Serializer):
     id = serializers.UUIDField()
     internal_user_id = serializers.CharField()
@@ -46,6 +48,7 @@ class StaticDepositSchema(serializers.Serializer):
     createdAt = serializers.DateTimeField()
 
 
+@extend_schema_serializer(component_name="SandboxTransaction")
 class SandboxTransactionSchema(serializers.Serializer):
     txid = serializers.CharField()
     txHash = serializers.CharField(help_text="Explorer link of the transaction.")
@@ -53,12 +56,13 @@ class SandboxTransactionSchema(serializers.Serializer):
     address = serializers.CharField()
     tag = serializers.CharField(allow_null=True)
     amount = money_string()
-    outcome = serializers.ChoiceField(choices=["confirm", "fail", "freeze"])
+    outcome = serializers.ChoiceField(choices=SandboxTransaction.Outcome.choices)
     confirmations = serializers.IntegerField(min_value=0)
     status = serializers.ChoiceField(choices=Deposit.Status.choices, allow_null=True)
     routed = serializers.BooleanField()
 
 
+@extend_schema_serializer(component_name="SandboxBlocks")
 class SandboxBlocksSchema(serializers.Serializer):
     mined = serializers.IntegerField(min_value=1)
     tips = serializers.DictField(

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
 from payments.errors import ValidationFailed, as_drf_error
@@ -28,5 +29,6 @@ class WebhookUrlInputSerializer(serializers.Serializer):
         return super().to_internal_value(data)
 
 
+@extend_schema_serializer(component_name="WebhookUrl")
 class WebhookUrlOutputSerializer(serializers.Serializer):
     webHookUrl = serializers.CharField(allow_null=True)

@@ -3,12 +3,16 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
 from payments import jsonutil
 from payments.wire import TimestampField
 from webhooks.models import WebhookAttempt, WebhookEvent
+from webhooks.payloads import DEPOSIT_STATUSES, INVOICE_MESSAGES, WITHDRAWAL_STATUSES
+
+# Every `status` a webhook body can carry, of any family (the payload builders refuse any other).
+PAYLOAD_STATUSES = sorted({*INVOICE_MESSAGES, *WITHDRAWAL_STATUSES, *DEPOSIT_STATUSES})
 
 
 class WebhookEventFilterSerializer(serializers.Serializer):
@@ -16,12 +20,15 @@ class WebhookEventFilterSerializer(serializers.Serializer):
     family = serializers.ChoiceField(choices=WebhookEvent.Family.choices, required=False)
 
 
+@extend_schema_serializer(component_name="WebhookAttempt")
 class WebhookAttemptOutputSerializer(serializers.ModelSerializer):
     startedAt = TimestampField(source="started_at")
     durationMs = serializers.IntegerField(source="duration_ms")
     statusCode = serializers.IntegerField(source="status_code", allow_null=True)
     response = serializers.CharField(source="response_excerpt")
-    requestHeaders = serializers.JSONField(source="request_headers")
+    requestHeaders = serializers.DictField(
+        source="request_headers", child=serializers.CharField(), help_text="The headers sent, by name."
+    )
 
     class Meta:
         model = WebhookAttempt
@@ -38,9 +45,12 @@ class WebhookAttemptOutputSerializer(serializers.ModelSerializer):
         ]
 
 
+@extend_schema_serializer(component_name="WebhookEvent")
 class WebhookEventOutputSerializer(serializers.ModelSerializer):
     objectId = serializers.CharField(source="object_id")
-    eventStatus = serializers.CharField(source="event_status")
+    eventStatus = serializers.ChoiceField(
+        source="event_status", choices=PAYLOAD_STATUSES, help_text="The `status` inside the payload."
+    )
     attempts = serializers.IntegerField(source="attempts_total")
     nextAttemptAt = TimestampField(source="next_attempt_at", allow_null=True)
     deliveredAt = TimestampField(source="delivered_at", allow_null=True)
@@ -68,6 +78,7 @@ class WebhookEventOutputSerializer(serializers.ModelSerializer):
         return jsonutil.loads(event.body)
 
 
+@extend_schema_serializer(component_name="WebhookEventDetail")
 class WebhookEventDetailOutputSerializer(WebhookEventOutputSerializer):
     body = serializers.CharField()
     attemptLog = WebhookAttemptOutputSerializer(source="attempts", many=True)

@@ -9,6 +9,7 @@ from rest_framework.views import APIView
 
 from payments.api.pagination import PAGE_PARAMETERS, KassaPagination, page_serializer
 from payments.auth import current_company
+from payments.schema import problem
 from webhooks import selectors, services
 from webhooks.api.serializers import (
     WebhookEventDetailOutputSerializer,
@@ -21,7 +22,7 @@ class WebhookEventListApi(APIView):
     @extend_schema(
         operation_id="webhooks_events_list",
         parameters=[WebhookEventFilterSerializer, *PAGE_PARAMETERS],
-        responses=page_serializer("WebhookEventPage", WebhookEventOutputSerializer),
+        responses={200: page_serializer("WebhookEventPage", WebhookEventOutputSerializer)},
     )
     def get(self, request: Request) -> Response:
         filters = WebhookEventFilterSerializer(data=request.query_params)
@@ -33,14 +34,22 @@ class WebhookEventListApi(APIView):
 
 
 class WebhookEventDetailApi(APIView):
-    @extend_schema(responses=WebhookEventDetailOutputSerializer)
+    @extend_schema(responses={200: WebhookEventDetailOutputSerializer})
     def get(self, request: Request, event_id: UUID) -> Response:
         event = selectors.webhook_get_event(company=current_company(request), event_id=event_id)
         return Response(WebhookEventDetailOutputSerializer(event).data)
 
 
 class WebhookEventRedeliverApi(APIView):
-    @extend_schema(request=None, responses={202: WebhookEventOutputSerializer})
+    @extend_schema(
+        request=None,
+        responses={
+            202: WebhookEventOutputSerializer,
+            409: problem(
+                "No webhook URL is set, or the event is being delivered right now (`invalid_state`)."
+            ),
+        },
+    )
     def post(self, request: Request, event_id: UUID) -> Response:
         company = current_company(request)
         services.webhook_redeliver(company=company, event_id=event_id)

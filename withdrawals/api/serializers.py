@@ -6,11 +6,12 @@ from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
 from payments.api.balances import AmountTextField
 from payments.api.fields import AmountField, CodeField, StrictCharField, ThresholdField
+from payments.api.schema_types import PaymentCodeField
 from payments.assets import Asset
 from payments.models import MONEY
 from payments.wire import TimestampField
@@ -59,19 +60,20 @@ class WithdrawInputSerializer(serializers.Serializer):
 
 
 class WithdrawalResultSerializer(serializers.Serializer):
-    """One entry per request item, in request order (docs/api.md)."""
+    """One entry per request item, in request order; all are accepted or the call is a 400."""
 
     # For the schema only: services.withdrawal_results builds the entries.
 
     message = serializers.CharField()
     success = serializers.BooleanField()
-    uid = serializers.CharField(allow_null=True)
+    uid = serializers.CharField(help_text="The new withdrawal: GET /api/transactions/withdrawals/{uid}.")
 
 
+@extend_schema_serializer(component_name="Withdrawal")
 class WithdrawalOutputSerializer(serializers.Serializer):
     uid = serializers.CharField()
     status = serializers.ChoiceField(choices=Withdrawal.Status.choices)
-    asset = serializers.CharField(source="code", help_text="Payment code (asset + network).")
+    asset = PaymentCodeField(source="code", help_text="Payment code (asset + network).")
     amount = AmountTextField(help_text="Net amount sent.")
     fee = AmountTextField(help_text="Network fee charged on top.")
     to = serializers.CharField(source="to_address")
@@ -88,13 +90,6 @@ class WithdrawalOutputSerializer(serializers.Serializer):
     @extend_schema_field(serializers.CharField(allow_null=True))
     def get_txHash(self, withdrawal: Withdrawal) -> str | None:
         return explorer_link(withdrawal)
-
-
-class WithdrawalPageSerializer(serializers.Serializer):
-    count = serializers.IntegerField()
-    next = serializers.URLField(allow_null=True)
-    previous = serializers.URLField(allow_null=True)
-    results = WithdrawalOutputSerializer(many=True)
 
 
 class WithdrawalListFilterSerializer(serializers.Serializer):
@@ -117,18 +112,20 @@ class AutoWithdrawalRuleInputSerializer(serializers.Serializer):
     withdrawalAddress = StrictCharField(allow_blank=True, trim_whitespace=False)
 
 
+@extend_schema_serializer(component_name="AutoWithdrawal")
 class AutoWithdrawalOutputSerializer(serializers.Serializer):
-    """The auto-withdrawal setting of one payment code (docs/api.md); `amount` is a JSON number."""
+    """The auto-withdrawal setting of one payment code; `amount` is a JSON number."""
 
     # For the schema only: auto_withdrawal_entry builds the entries.
 
-    assetId = serializers.CharField()
+    assetId = PaymentCodeField()
     amount = serializers.DecimalField(**MONEY, coerce_to_string=False)
     isEnabled = serializers.BooleanField()
     withdrawalTag = serializers.CharField(allow_null=True)
     withdrawalAddress = serializers.CharField()
 
 
+@extend_schema_serializer(component_name="AutoWithdrawals")
 class AutoWithdrawalListOutputSerializer(serializers.Serializer):
     autoWithdrawals = AutoWithdrawalOutputSerializer(many=True)
 

@@ -7,16 +7,16 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from payments.api.pagination import KassaPagination
+from payments.api.pagination import PAGE_PARAMETERS, KassaPagination, page_serializer
 from payments.auth import SANDBOX_API_PERMISSIONS, current_company
 from payments.errors import FieldError, ValidationFailed, flatten_drf_errors
+from payments.schema import links, problem
 from withdrawals import auto_withdrawals, selectors, services
 from withdrawals.api.serializers import (
     AutoWithdrawalListOutputSerializer,
     AutoWithdrawalRuleInputSerializer,
     WithdrawalListFilterSerializer,
     WithdrawalOutputSerializer,
-    WithdrawalPageSerializer,
     WithdrawalResultSerializer,
     WithdrawInputSerializer,
     auto_withdrawal_entry,
@@ -36,7 +36,13 @@ from withdrawals.rules import WithdrawalItem
 class WithdrawApi(APIView):
     @extend_schema(
         request=WithdrawInputSerializer,
-        responses={200: WithdrawalResultSerializer(many=True)},
+        responses={
+            200: WithdrawalResultSerializer(many=True),
+            409: problem(
+                "This Idempotency-Key was used with a different request (`idempotency_conflict`), or its "
+                "first request is still being processed (`idempotency_in_progress`)."
+            ),
+        },
         parameters=[
             OpenApiParameter(
                 HEADER,
@@ -46,6 +52,13 @@ class WithdrawApi(APIView):
             )
         ],
         summary="Withdraw: one item or a bulk of up to 1000, all accepted or none",
+        extensions=links(
+            200,
+            "uid",
+            "$response.body#/0/uid",
+            "transactions_withdrawals_retrieve",
+            "sandbox_withdrawals_reject_create",
+        ),
     )
     def post(self, request: Request) -> Response:
         company = current_company(request)
@@ -76,12 +89,8 @@ class WithdrawApi(APIView):
 class WithdrawalListApi(APIView):
     @extend_schema(
         operation_id="transactions_withdrawals_list",
-        parameters=[
-            WithdrawalListFilterSerializer,
-            OpenApiParameter("limit", int, description="Page size (default 50, at most 1000)."),
-            OpenApiParameter("offset", int),
-        ],
-        responses={200: WithdrawalPageSerializer},
+        parameters=[WithdrawalListFilterSerializer, *PAGE_PARAMETERS],
+        responses={200: page_serializer("WithdrawalPage", WithdrawalOutputSerializer)},
     )
     def get(self, request: Request) -> Response:
         filters = WithdrawalListFilterSerializer(data=request.query_params)
@@ -109,7 +118,14 @@ class WithdrawalDetailApi(APIView):
 class SandboxWithdrawalRejectApi(APIView):
     permission_classes = SANDBOX_API_PERMISSIONS
 
-    @extend_schema(request=None, responses={200: WithdrawalOutputSerializer})
+    @extend_schema(
+        request=None,
+        responses={
+            200: WithdrawalOutputSerializer,
+            400: problem("The withdrawal is not on the sandbox chain (`unsupported_asset`)."),
+            409: problem("Only a processing withdrawal can be rejected (`invalid_state`)."),
+        },
+    )
     def post(self, request: Request, uid: str) -> Response:
         withdrawal: Withdrawal = services.withdrawal_sandbox_reject(company=current_company(request), uid=uid)
         return Response(WithdrawalOutputSerializer(withdrawal).data)
