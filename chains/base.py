@@ -7,6 +7,7 @@ chain unless configured otherwise.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from decimal import Decimal
 from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol
@@ -26,6 +27,22 @@ if TYPE_CHECKING:
 FAILED = "failed"
 FROZEN = "frozen"
 PENDING = "pending"
+DROPPED = "dropped"  # gone from the chain: a reorg or a double-spend removed it
+
+
+@dataclass(frozen=True)
+class BlockRef:
+    height: int
+    hash: str
+
+
+@dataclass(frozen=True)
+class TransferKey:
+    """One transfer on a chain: the transaction and the output (BTC family vout; EVM log index, 0 native)."""
+
+    code: str
+    txid: str
+    output_index: int
 
 
 @dataclass(frozen=True)
@@ -40,13 +57,107 @@ class ChainTransfer:
     amount: Decimal
     confirmations: int
     from_address: str = ""
-    state: str = PENDING  # PENDING, FAILED (failed on chain) or FROZEN (blocked by compliance)
+    state: str = PENDING  # PENDING, FAILED (failed on chain), FROZEN (blocked by compliance) or DROPPED
+    block: BlockRef | None = None  # the block that holds it; None while in the mempool
+
+    @property
+    def key(self) -> TransferKey:
+        return TransferKey(self.code, self.txid, self.output_index)
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    """What changed on a chain since a cursor.
+
+    `transfers` are the incoming transfers to watched addresses seen or changed since the cursor, with
+    their confirmations counted from `tip`; `dropped` are transfers the chain no longer holds (a reorg
+    removed them). `cursor` is opaque JSON the caller stores in the same commit as what it ingested and
+    hands back on the next scan; `more` says the scan stopped early and should run again at once.
+    """
+
+    transfers: list[ChainTransfer]
+    dropped: list[TransferKey]
+    tip: BlockRef
+    cursor: dict[str, Any]
+    more: bool = False
+
+
+@dataclass(frozen=True)
+class Payment:
+    """One output of a payout: `key` is "withdrawal:<uid>" (the same key never pays twice)."""
+
+    key: str
+    to: str
+    tag: str
+    amount: Decimal
+
+
+@dataclass(frozen=True)
+class FeeQuote:
+    """A fee rate in the chain's unit (BTC family: coin per kvB), where it came from, and the cap it met."""
+
+    rate: Decimal
+    unit: str
+    source: str  # "estimatesmartfee", "estimatefee", "fallback", "fixed"
+    over_cap: bool = False
+
+
+@dataclass(frozen=True)
+class UnsignedTx:
+    code: str
+    payload: str  # the backend's own encoding (BTC family: a base64 PSBT)
+    payments: tuple[Payment, ...]
+    fee: Decimal  # the fee this transaction pays, in the coin
+
+
+@dataclass(frozen=True)
+class SignedTx:
+    txid: str
+    raw: str  # hex of the signed transaction: what is stored before the first broadcast and re-sent
+    fee: Decimal
+
+
+class Outcome(StrEnum):
+    ACCEPTED = "accepted"
+    ALREADY_KNOWN = "already_known"  # in the mempool already
+    ALREADY_MINED = "already_mined"  # in a block already
+    CONFLICT = "conflict"  # its inputs were spent by another transaction
+    REJECTED = "rejected"  # the node refused it for good
+    UNAVAILABLE = "unavailable"  # the node could not be asked: try again later
+
+
+@dataclass(frozen=True)
+class TxStatus:
+    """A sent transaction as the chain sees it; confirmations < 0: a conflicting transaction won."""
+
+    confirmations: int
+    known: bool
+    block: BlockRef | None = None
+    failed: bool = False
+
+
+class InsufficientFunds(Exception):
+    """The payout wallet cannot pay this now: the withdrawals wait (with the reason) until it is funded."""
+
+
+class FeeOverCap(Exception):
+    """The fee the chain asks is over the configured cap: the batch waits."""
 
 
 class ChainBackend(Protocol):
     name: str
 
     def new_deposit_address(self, company: Company, code: str, index: int) -> tuple[str, str | None]: ...
+
+    def ensure_watched(self, code: str, upto_index: int) -> int:
+        """Make the node watch every deposit address up to `upto_index`; returns the index watched up to."""
+        ...
+
+    def scan(self, code: str, cursor: dict[str, Any] | None) -> ScanResult: ...
+
+    def recheck(self, code: str, keys: list[TransferKey]) -> list[ChainTransfer]:
+        """The current state of open transfers the scan did not mention (DROPPED when gone for good)."""
+        ...
 
     def poll(self, code: str) -> list[ChainTransfer]: ...
 
@@ -55,6 +166,37 @@ class ChainBackend(Protocol):
     def status(self, code: str, txid: str) -> int | str: ...
 
     def explorer_url(self, code: str, txid: str) -> str: ...
+
+
+class PayoutBackend(Protocol):
+    """plan -> sign -> store -> broadcast -> monitor (withdrawals.payouts drives it).
+
+    `build` plans one transaction paying every payment (raises InsufficientFunds or FeeOverCap), the
+    `Signer` signs it, the caller stores the signed bytes and txid in one commit, and only then
+    `broadcast` sends them; a retry sends the same bytes again, never a rebuilt transaction.
+    """
+
+    def quote_fee(self, code: str) -> FeeQuote: ...
+
+    def build(self, code: str, payments: list[Payment], fee: FeeQuote) -> UnsignedTx: ...
+
+    def signer(self, code: str) -> Signer: ...
+
+    def broadcast(self, code: str, tx: SignedTx) -> Outcome: ...
+
+    def tx_status(self, code: str, txid: str) -> TxStatus: ...
+
+    def spendable(self, code: str) -> Decimal: ...
+
+    def bump(self, code: str, txid: str, fee: FeeQuote) -> SignedTx | None:
+        """A replacement (RBF) or child (CPFP) paying `fee` for a stuck transaction; None when neither is possible."""
+        ...
+
+
+class Signer(Protocol):
+    """The custody boundary: the only place a private key is used."""
+
+    def sign(self, tx: UnsignedTx) -> SignedTx: ...
 
 
 class XpubAddressesMixin:

@@ -7,6 +7,7 @@ Defaults give the embedded mode (README.md, Quick start): SQLite (WAL) and Celer
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from pathlib import Path
 
 import environ
@@ -303,6 +304,10 @@ CHAIN_BACKENDS = json.loads(env.str("CHAIN_BACKENDS", default="{}"))
 # development key (sandbox only!) is used for families without one. TON: one address plus a tag.
 CHAIN_XPUBS = json.loads(env.str("CHAIN_XPUBS", default="{}"))
 TON_DEPOSIT_ADDRESS = env.str("TON_DEPOSIT_ADDRESS", default="")
+# Payment code -> its node, for the codes on a real backend (chains.nodes reads and checks it), e.g.
+# {"ltc": {"url": "http://user:pass@127.0.0.1:19443", "network": "regtest",
+#          "deposit_wallet": "kassa-deposits", "payout_wallet": "kassa-payouts"}}
+CHAIN_NODES = json.loads(env.str("CHAIN_NODES", default="{}"), parse_float=Decimal)
 CHAIN_POLL_SECONDS = env.float("CHAIN_POLL_SECONDS", default=15)
 # Beat mines a sandbox block this often; 0 turns it off (tests). `make run` sets it.
 SANDBOX_BLOCK_SECONDS = env.float("SANDBOX_BLOCK_SECONDS", default=0)

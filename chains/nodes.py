@@ -1,0 +1,126 @@
+"""The node behind each payment code on a real backend: the `CHAIN_NODES` setting, read and checked once.
+
+    CHAIN_NODES='{"ltc": {"url": "http://user:pass@127.0.0.1:19443", "network": "regtest",
+                          "deposit_wallet": "kassa-deposits", "payout_wallet": "kassa-payouts"}}'
+
+- `url`: the node's JSON-RPC address with its credentials (never logged).
+- `network`: mainnet (the default), testnet or regtest. It picks the address encodings (bc/tb/bcrt,
+  ltc/tltc/rltc, bitcoincash/bchtest/bchreg) and the account keys `CHAIN_XPUBS` accepts (xpub/zpub on
+  mainnet, tpub/vpub otherwise).
+- `deposit_wallet`: the watch-only wallet Kassa creates, loads and extends itself (default
+  "kassa-deposits").
+- `payout_wallet`: the operator's wallet that pays withdrawals (default: the deposit wallet).
+- `fee_fallback`: the fee rate (coin per kvB) used when the node cannot estimate one (default 0.0001).
+- `fee_cap`: the highest fee rate (coin per kvB) Kassa pays; above it a payout batch waits (default 0.001).
+- `fee_target_blocks`: the confirmation target asked of the fee estimator (default 6).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from functools import cache
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.core.signals import setting_changed
+
+NETWORKS = ("mainnet", "testnet", "regtest")
+_KEYS = {"url", "network", "deposit_wallet", "payout_wallet", "fee_fallback", "fee_cap", "fee_target_blocks"}
+
+
+@dataclass(frozen=True)
+class NodeConfig:
+    code: str
+    url: str
+    network: str
+    deposit_wallet: str
+    payout_wallet: str
+    fee_fallback: Decimal
+    fee_cap: Decimal
+    fee_target_blocks: int
+
+
+def network(code: str) -> str:
+    """The network a code's addresses and keys belong to: its node's, mainnet when it has no node."""
+    entry = _raw().get(code)
+    return "mainnet" if entry is None else str(entry.get("network", "mainnet"))
+
+
+def node_config(code: str) -> NodeConfig:
+    configs = _configs()
+    if code not in configs:
+        raise ImproperlyConfigured(f"CHAIN_NODES has no node for {code}")
+    return configs[code]
+
+
+def _raw() -> dict[str, Any]:
+    raw = settings.CHAIN_NODES or {}
+    if not isinstance(raw, dict):
+        raise ImproperlyConfigured("CHAIN_NODES is a JSON object: payment code -> node")
+    return raw
+
+
+@cache
+def _configs() -> dict[str, NodeConfig]:
+    return {code: _parse(code, entry) for code, entry in _raw().items()}
+
+
+def _parse(code: str, entry: Any) -> NodeConfig:
+    where = f"CHAIN_NODES[{code!r}]"
+    if not isinstance(entry, dict):
+        raise ImproperlyConfigured(f"{where} is a JSON object with at least a url")
+    unknown = set(entry) - _KEYS
+    if unknown:
+        raise ImproperlyConfigured(f"{where} has unknown keys {sorted(unknown)}; known: {sorted(_KEYS)}")
+    url = entry.get("url")
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        raise ImproperlyConfigured(f"{where}.url is the node's http(s)://user:password@host:port")
+    net = entry.get("network", "mainnet")
+    if net not in NETWORKS:
+        raise ImproperlyConfigured(f"{where}.network is one of {', '.join(NETWORKS)}, not {net!r}")
+    deposit_wallet = _wallet(where, "deposit_wallet", entry.get("deposit_wallet", "kassa-deposits"))
+    payout_wallet = _wallet(where, "payout_wallet", entry.get("payout_wallet", deposit_wallet))
+    fallback = _rate(where, "fee_fallback", entry.get("fee_fallback", "0.0001"))
+    cap = _rate(where, "fee_cap", entry.get("fee_cap", "0.001"))
+    if fallback > cap:
+        raise ImproperlyConfigured(f"{where}.fee_fallback ({fallback}) is above its fee_cap ({cap})")
+    target = entry.get("fee_target_blocks", 6)
+    if not isinstance(target, int) or isinstance(target, bool) or not 1 <= target <= 1008:
+        raise ImproperlyConfigured(f"{where}.fee_target_blocks is a whole number of blocks from 1 to 1008")
+    return NodeConfig(
+        code=code,
+        url=url,
+        network=net,
+        deposit_wallet=deposit_wallet,
+        payout_wallet=payout_wallet,
+        fee_fallback=fallback,
+        fee_cap=cap,
+        fee_target_blocks=target,
+    )
+
+
+def _wallet(where: str, key: str, value: Any) -> str:
+    if not isinstance(value, str) or not value.strip() or "/" in value:
+        raise ImproperlyConfigured(f"{where}.{key} is a wallet name (no slash)")
+    return value
+
+
+def _rate(where: str, key: str, value: Any) -> Decimal:
+    # Strings or integers only: a JSON float (0.0001) is read as the exact decimal it was written as.
+    try:
+        rate = Decimal(str(value))
+    except InvalidOperation:
+        rate = Decimal(-1)
+    if isinstance(value, bool) or not rate.is_finite() or rate <= 0:
+        raise ImproperlyConfigured(f"{where}.{key} is a positive fee rate in coin per kvB, e.g. \"0.0001\"")
+    return rate
+
+
+def _reset(*, setting: str, **kwargs: Any) -> None:
+    if setting == "CHAIN_NODES":
+        _configs.cache_clear()
+
+
+setting_changed.connect(_reset)
