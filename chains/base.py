@@ -7,8 +7,8 @@ chain unless configured otherwise.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 from decimal import Decimal
+from enum import StrEnum
 from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -133,7 +133,12 @@ class TxStatus:
     confirmations: int
     known: bool
     block: BlockRef | None = None
-    failed: bool = False
+    failed: bool = False  # mined but failed (EVM status 0, a sandbox "fail"/"freeze"): it can never pay
+    failure: str = ""  # how it failed, in a word ("failed", "frozen") for the withdrawal's reason
+
+
+class ChainUnavailable(Exception):
+    """The chain's node could not be asked (down, unreachable, not answering): pause and try again later."""
 
 
 class InsufficientFunds(Exception):
@@ -142,30 +147,6 @@ class InsufficientFunds(Exception):
 
 class FeeOverCap(Exception):
     """The fee the chain asks is over the configured cap: the batch waits."""
-
-
-class ChainBackend(Protocol):
-    name: str
-
-    def new_deposit_address(self, company: Company, code: str, index: int) -> tuple[str, str | None]: ...
-
-    def ensure_watched(self, code: str, upto_index: int) -> int:
-        """Make the node watch every deposit address up to `upto_index`; returns the index watched up to."""
-        ...
-
-    def scan(self, code: str, cursor: dict[str, Any] | None) -> ScanResult: ...
-
-    def recheck(self, code: str, keys: list[TransferKey]) -> list[ChainTransfer]:
-        """The current state of open transfers the scan did not mention (DROPPED when gone for good)."""
-        ...
-
-    def poll(self, code: str) -> list[ChainTransfer]: ...
-
-    def send(self, code: str, *, reference: str, to: str, tag: str, amount: Decimal) -> str: ...
-
-    def status(self, code: str, txid: str) -> int | str: ...
-
-    def explorer_url(self, code: str, txid: str) -> str: ...
 
 
 class PayoutBackend(Protocol):
@@ -189,7 +170,7 @@ class PayoutBackend(Protocol):
     def spendable(self, code: str) -> Decimal: ...
 
     def bump(self, code: str, txid: str, fee: FeeQuote) -> SignedTx | None:
-        """A replacement (RBF) or child (CPFP) paying `fee` for a stuck transaction; None when neither is possible."""
+        """A replacement (RBF) or child (CPFP) paying `fee` for a stuck transaction, or None."""
         ...
 
 
@@ -197,6 +178,34 @@ class Signer(Protocol):
     """The custody boundary: the only place a private key is used."""
 
     def sign(self, tx: UnsignedTx) -> SignedTx: ...
+
+
+class ChainBackend(PayoutBackend, Protocol):
+    """Deposits (addresses, watching, scanning) and, from PayoutBackend, payouts."""
+
+    name: str
+
+    def new_deposit_address(self, company: Company, code: str, index: int) -> tuple[str, str | None]: ...
+
+    def ensure_watched(self, code: str, upto_index: int) -> int:
+        """Make the node watch every deposit address up to `upto_index`; returns the index watched up to."""
+        ...
+
+    def scan(self, code: str, cursor: dict[str, Any] | None) -> ScanResult: ...
+
+    def tip(self, code: str) -> BlockRef:
+        """The node's best block now."""
+        ...
+
+    def cursor_at(self, code: str, height: int) -> dict[str, Any]:
+        """A cursor from which the next scan reports everything after block `height` (a rescan)."""
+        ...
+
+    def recheck(self, code: str, keys: list[TransferKey]) -> list[ChainTransfer]:
+        """The current state of open transfers the scan did not mention (DROPPED when gone for good)."""
+        ...
+
+    def explorer_url(self, code: str, txid: str) -> str: ...
 
 
 class XpubAddressesMixin:

@@ -114,7 +114,7 @@ def _rate(where: str, key: str, value: Any) -> Decimal:
     except InvalidOperation:
         rate = Decimal(-1)
     if isinstance(value, bool) or not rate.is_finite() or rate <= 0:
-        raise ImproperlyConfigured(f"{where}.{key} is a positive fee rate in coin per kvB, e.g. \"0.0001\"")
+        raise ImproperlyConfigured(f'{where}.{key} is a positive fee rate in coin per kvB, e.g. "0.0001"')
     return rate
 
 

@@ -8,16 +8,40 @@ tip - block + 1; its outcome (confirm, fail, freeze) applies once it is mined.
 
 from __future__ import annotations
 
+import json
 import secrets
 from decimal import Decimal
 
 from django.conf import settings
+from django.db import IntegrityError, transaction
 from django.db.models import Max
 
-from chains.base import FAILED, FROZEN, PENDING, ChainTransfer, XpubAddressesMixin
+from chains.base import (
+    DROPPED,
+    FAILED,
+    FROZEN,
+    PENDING,
+    BlockRef,
+    ChainTransfer,
+    FeeQuote,
+    Outcome,
+    Payment,
+    ScanResult,
+    SignedTx,
+    TransferKey,
+    TxStatus,
+    UnsignedTx,
+    XpubAddressesMixin,
+)
+from payments.assets import get_asset
 from payments.models import Deposit, SandboxBlock, SandboxTransaction
 
-_FINAL_DEPOSITS = [Deposit.Status.CONFIRMED, Deposit.Status.FAILED, Deposit.Status.FROZEN]
+_FINAL_DEPOSITS = [
+    Deposit.Status.CONFIRMED,
+    Deposit.Status.FAILED,
+    Deposit.Status.FROZEN,
+    Deposit.Status.DROPPED,
+]
 
 
 def new_txid() -> str:
@@ -41,9 +65,38 @@ def _state(tx: SandboxTransaction) -> str:
 class SandboxBackend(XpubAddressesMixin):
     name = "sandbox"
 
-    def poll(self, code: str) -> list[ChainTransfer]:
-        """Incoming transfers whose deposit is not final yet (new ones included)."""
+    def scan(self, code: str, cursor: dict[str, object] | None) -> ScanResult:
+        """Every incoming transfer whose deposit is not final yet: the sandbox never reorganises, so the
+        cursor is only the tip it saw."""
         tip = tip_height(code)
+        return ScanResult(
+            transfers=self._open(code, tip), dropped=[], tip=BlockRef(tip, str(tip)), cursor={"height": tip}
+        )
+
+    def tip(self, code: str) -> BlockRef:
+        height = tip_height(code)
+        return BlockRef(height, str(height))
+
+    def cursor_at(self, code: str, height: int) -> dict[str, object]:
+        return {"height": height}
+
+    def recheck(self, code: str, keys: list[TransferKey]) -> list[ChainTransfer]:
+        tip = tip_height(code)
+        found = {
+            tx.txid: tx
+            for tx in SandboxTransaction.objects.filter(
+                code=code, kind=SandboxTransaction.Kind.DEPOSIT, txid__in=[key.txid for key in keys]
+            )
+        }
+        return [
+            self.transfer(found[key.txid], tip)
+            if key.txid in found
+            else ChainTransfer(key.code, key.txid, key.output_index, "", "", Decimal(1), 0, state=DROPPED)
+            for key in keys
+        ]
+
+    def _open(self, code: str, tip: int) -> list[ChainTransfer]:
+        """Incoming transfers whose deposit is not final yet (new ones included)."""
         final = Deposit.objects.filter(code=code, status__in=_FINAL_DEPOSITS).values("txid")
         open_txs = SandboxTransaction.objects.filter(code=code, kind=SandboxTransaction.Kind.DEPOSIT).exclude(
             txid__in=final
@@ -61,31 +114,67 @@ class SandboxBackend(XpubAddressesMixin):
             confirmations=confirmations(tx, tip),
             from_address=tx.from_address,
             state=_state(tx),
+            block=None if tx.block_height is None else BlockRef(tx.block_height, str(tx.block_height)),
         )
-
-    def send(self, code: str, *, reference: str, to: str, tag: str, amount: Decimal) -> str:
-        """Broadcast once per reference (withdrawal uid): a retried task gets the same txid back."""
-        existing = SandboxTransaction.objects.filter(
-            kind=SandboxTransaction.Kind.WITHDRAWAL, reference=reference
-        )
-        found = existing.values_list("txid", flat=True).first()
-        if found:
-            return found
-        tx = SandboxTransaction.objects.create(
-            code=code,
-            txid=new_txid(),
-            kind=SandboxTransaction.Kind.WITHDRAWAL,
-            to_address=to,
-            tag=tag,
-            amount=amount,
-            reference=reference,
-        )
-        return tx.txid
-
-    def status(self, code: str, txid: str) -> int | str:
-        tx = SandboxTransaction.objects.get(code=code, txid=txid)
-        state = _state(tx)
-        return confirmations(tx, tip_height(code)) if state == PENDING else state
 
     def explorer_url(self, code: str, txid: str) -> str:
         return f"{settings.BASE_URL}/sandbox/tx/{txid}"
+
+    # --- payouts: one withdrawal per transaction, "signed" by no one (there is no key) ------------------
+
+    max_outputs = 1
+
+    def quote_fee(self, code: str) -> FeeQuote:
+        return FeeQuote(rate=get_asset(code).network_fee, unit=code, source="fixed")
+
+    def build(self, code: str, payments: list[Payment], fee: FeeQuote) -> UnsignedTx:
+        [payment] = payments
+        payload = json.dumps(
+            {"key": payment.key, "to": payment.to, "tag": payment.tag, "amount": str(payment.amount)}
+        )
+        return UnsignedTx(code=code, payload=payload, payments=(payment,), fee=fee.rate)
+
+    def signer(self, code: str) -> SandboxSigner:
+        return SandboxSigner()
+
+    def broadcast(self, code: str, tx: SignedTx) -> Outcome:
+        """Into the sandbox mempool once per txid (and per withdrawal): a re-send is already known."""
+        known = SandboxTransaction.objects.filter(txid=tx.txid).values_list("block_height", flat=True)
+        if known.exists():
+            return Outcome.ALREADY_KNOWN if known.first() is None else Outcome.ALREADY_MINED
+        payment = json.loads(tx.raw)
+        try:
+            with transaction.atomic():
+                SandboxTransaction.objects.create(
+                    code=code,
+                    txid=tx.txid,
+                    kind=SandboxTransaction.Kind.WITHDRAWAL,
+                    to_address=payment["to"],
+                    tag=payment["tag"],
+                    amount=Decimal(payment["amount"]),
+                    reference=payment["key"],
+                )
+        except IntegrityError:
+            return Outcome.CONFLICT  # another transaction already pays this withdrawal
+        return Outcome.ACCEPTED
+
+    def tx_status(self, code: str, txid: str) -> TxStatus:
+        tx = SandboxTransaction.objects.filter(code=code, txid=txid).first()
+        if tx is None:
+            return TxStatus(confirmations=0, known=False)
+        state = _state(tx)
+        block = None if tx.block_height is None else BlockRef(tx.block_height, str(tx.block_height))
+        if state != PENDING:
+            return TxStatus(confirmations=0, known=True, block=block, failed=True, failure=state)
+        return TxStatus(confirmations=confirmations(tx, tip_height(code)), known=True, block=block)
+
+    def spendable(self, code: str) -> Decimal:
+        return Decimal("Infinity")  # the sandbox pays whatever the ledger allows
+
+    def bump(self, code: str, txid: str, fee: FeeQuote) -> SignedTx | None:
+        return None  # sandbox transactions are never stuck
+
+
+class SandboxSigner:
+    def sign(self, tx: UnsignedTx) -> SignedTx:
+        return SignedTx(txid=new_txid(), raw=tx.payload, fee=tx.fee)

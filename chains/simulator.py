@@ -12,8 +12,9 @@ from django.db import transaction
 from chains.addresses import InvalidAddress, validate_address
 from chains.base import is_sandbox, sandbox_codes
 from chains.sandbox import new_txid, tip_height
+from chains.scanning import chain_scan
 from payments.assets import check_amount_decimals, get_asset
-from payments.deposits import chain_poll, route_lookup
+from payments.deposits import route_lookup
 from payments.errors import FieldError, NotFound, UnsupportedAsset, ValidationFailed
 from payments.models import Company, DepositAddress, SandboxBlock, SandboxTransaction
 from payments.money import InvalidAmount, amount_input
@@ -84,7 +85,7 @@ def sandbox_deposit(
             amount=amount,
             outcome=outcome,
         )
-    chain_poll(code)
+    chain_scan(code)
     return tx
 
 
@@ -110,7 +111,7 @@ def sandbox_mine(*, count: int = 1, codes: list[str] | None = None) -> dict[str,
                 block_height=tip + 1
             )
         tips[code] = tip + count
-        chain_poll(code)
+        chain_scan(code)
     for hook in after_blocks:
         hook(chosen)
     return tips

@@ -15,8 +15,9 @@ from typing import Protocol
 from django.db import IntegrityError, InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
+from alerts.services import alert_raise
 from chains.addresses import route_key
-from chains.base import FAILED, FROZEN, ChainTransfer, get_backend
+from chains.base import DROPPED, FAILED, FROZEN, ChainTransfer, TransferKey
 from payments.assets import get_asset
 from payments.models import Company, Deposit, DepositAddress, QuarantinedTransfer
 
@@ -58,8 +59,11 @@ def route_lookup(code: str, address: str, tag: str | None) -> dict[str, str]:
 
 
 @transaction.atomic
-def deposit_ingest(transfer: ChainTransfer) -> Deposit:
-    """Record or advance one transfer. Seeing the same transfer again changes nothing it already did."""
+def deposit_ingest(transfer: ChainTransfer) -> Deposit | None:
+    """Record or advance one transfer. Seeing the same transfer again changes nothing it already did.
+
+    A transfer reported dropped that was never recorded is not recorded (None): nothing was seen of it.
+    """
     asset = get_asset(transfer.code)
     key = {"code": asset.code, "txid": transfer.txid, "output_index": transfer.output_index}
     # of=self: PostgreSQL cannot lock the nullable side of the outer join to deposit_address.
@@ -70,35 +74,63 @@ def deposit_ingest(transfer: ChainTransfer) -> Deposit:
         .first()
     )
     if deposit is None:
+        if transfer.state == DROPPED:
+            return None
         deposit = _record_new(transfer, key)
         if deposit is None:  # another process recorded it between our read and insert: advance theirs
             deposit = (
                 Deposit.objects.select_for_update(of=("self",)).select_related("deposit_address").get(**key)
             )
     if deposit.status != Deposit.Status.SEEN:
-        return deposit  # final: a late replay of a confirmed, failed or frozen transfer does nothing
+        if deposit.status == Deposit.Status.CONFIRMED and transfer.state == DROPPED:
+            _reversed(deposit)
+        return deposit  # final: a late replay of a confirmed, failed, frozen or dropped transfer does nothing
 
     handler = _handler_for(deposit)
-    if transfer.state in (FAILED, FROZEN):
-        deposit.status = Deposit.Status.FAILED if transfer.state == FAILED else Deposit.Status.FROZEN
-        deposit.confirmations = transfer.confirmations
+    if transfer.state in _FAILED_STATES:
+        deposit.status = _FAILED_STATES[transfer.state]
+        deposit.confirmations = max(transfer.confirmations, 0)
         deposit.save(update_fields=["status", "confirmations", "updated_at"])
         if handler:
             handler.on_failed(deposit)
         return deposit
     reached = transfer.confirmations >= asset.confirmations
-    if transfer.confirmations == deposit.confirmations and not reached:
+    height, block_hash = (transfer.block.height, transfer.block.hash) if transfer.block else (None, "")
+    moved = (height, block_hash) != (deposit.block_height, deposit.block_hash)
+    if transfer.confirmations == deposit.confirmations and not reached and not moved:
         return deposit  # nothing new: no write
     deposit.confirmations = transfer.confirmations
+    deposit.block_height, deposit.block_hash = height, block_hash
+    fields = ["confirmations", "block_height", "block_hash", "updated_at"]
     if reached:
         deposit.status = Deposit.Status.CONFIRMED
         deposit.confirmed_at = timezone.now()
-        deposit.save(update_fields=["status", "confirmations", "confirmed_at", "updated_at"])
+        deposit.save(update_fields=[*fields, "status", "confirmed_at"])
         if handler:
             handler.on_confirmed(deposit)
     else:
-        deposit.save(update_fields=["confirmations", "updated_at"])
+        deposit.save(update_fields=fields)
     return deposit
+
+
+_FAILED_STATES = {
+    FAILED: Deposit.Status.FAILED,
+    FROZEN: Deposit.Status.FROZEN,
+    DROPPED: Deposit.Status.DROPPED,
+}
+
+
+def _reversed(deposit: Deposit) -> None:
+    """A credited deposit the chain no longer holds: never debited automatically; a person decides."""
+    alert_raise(
+        kind="deposit_reversed",
+        key=f"{deposit.code}:{deposit.txid}:{deposit.output_index}",
+        message=(
+            f"credited deposit {deposit.code} {deposit.txid}:{deposit.output_index} of {deposit.amount} "
+            f"(company {deposit.company_id}) is no longer on the chain after a reorg or double-spend; "
+            "the ledger was not changed"
+        ),
+    )
 
 
 def _record_new(transfer: ChainTransfer, key: dict[str, object]) -> Deposit | None:
@@ -122,6 +154,8 @@ def _record_new(transfer: ChainTransfer, key: dict[str, object]) -> Deposit | No
                 from_address=transfer.from_address,
                 amount=transfer.amount,
                 confirmations=0,
+                block_height=transfer.block.height if transfer.block else None,
+                block_hash=transfer.block.hash if transfer.block else "",
                 deposit_address=owner,
                 company=company,
             )
@@ -140,18 +174,18 @@ QUARANTINE_FIRST_PAUSE = timedelta(minutes=1)
 QUARANTINE_MAX_PAUSE = timedelta(hours=1)
 
 
-def chain_poll(code: str) -> int:
-    """Ask the code's backend for open transfers and ingest each; returns how many were looked at.
+def deposits_ingest(code: str, transfers: list[ChainTransfer]) -> int:
+    """Ingest each transfer of one code in its own transaction; returns how many were ingested.
 
     One transfer that cannot be ingested (a bug, a value the ledger refuses) is quarantined and the others
     go on: it must never hold back every later payment of the chain. A database outage is not a bad
-    transfer: it propagates, and the next poll tries again.
+    transfer: it propagates, and the next scan tries again.
     """
-    transfers = get_backend(code).poll(code)
     if not transfers:
         return 0
     quarantined = {(row.txid, row.output_index): row for row in QuarantinedTransfer.objects.filter(code=code)}
     now = timezone.now()
+    ingested = 0
     for transfer in transfers:
         held = quarantined.get((transfer.txid, transfer.output_index))
         if held is not None and held.retry_at > now:
@@ -163,10 +197,22 @@ def chain_poll(code: str) -> int:
         except Exception as exc:
             _quarantine(transfer, held, exc)
             continue
+        ingested += 1
         if held is not None:
             held.delete()
             logger.info("quarantined transfer %s %s:%s ingested", code, transfer.txid, transfer.output_index)
-    return len(transfers)
+    return ingested
+
+
+def open_transfer_keys(code: str) -> set[TransferKey]:
+    """Transfers of `code` still to follow: deposits not final yet, and quarantined ones due for a retry."""
+    open_deposits = Deposit.objects.filter(code=code, status=Deposit.Status.SEEN).values_list(
+        "txid", "output_index"
+    )
+    due = QuarantinedTransfer.objects.filter(code=code, retry_at__lte=timezone.now()).values_list(
+        "txid", "output_index"
+    )
+    return {TransferKey(code, txid, index) for txid, index in [*open_deposits, *due]}
 
 
 def _quarantine(transfer: ChainTransfer, held: QuarantinedTransfer | None, exc: Exception) -> None:

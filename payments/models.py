@@ -196,14 +196,18 @@ class StaticDepositAddress(models.Model):
 # --- Deposits -------------------------------------------------------------------------------------------
 
 
+class DepositStatus(models.TextChoices):
+    SEEN = "seen"  # in the mempool or below the required confirmations
+    CONFIRMED = "confirmed"
+    FAILED = "failed"
+    FROZEN = "frozen"
+    DROPPED = "dropped"  # a reorg or a double-spend removed it before it was credited
+
+
 class Deposit(models.Model):
     """A transfer seen on a chain, recorded once per (code, txid, output index), routed or not."""
 
-    class Status(models.TextChoices):
-        SEEN = "seen"  # in the mempool or below the required confirmations
-        CONFIRMED = "confirmed"
-        FAILED = "failed"
-        FROZEN = "frozen"
+    Status = DepositStatus
 
     code = models.CharField(max_length=16)
     txid = models.CharField(max_length=128)
@@ -214,6 +218,8 @@ class Deposit(models.Model):
     amount = MoneyField()
     confirmations = models.PositiveIntegerField(default=0)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.SEEN)
+    block_height = models.PositiveBigIntegerField(null=True)  # NULL while in the mempool
+    block_hash = models.CharField(max_length=128, blank=True)
     deposit_address = models.ForeignKey(
         DepositAddress, null=True, on_delete=models.PROTECT, related_name="deposits"
     )  # NULL: sent to an address we do not know; recorded, never dropped
@@ -230,8 +236,7 @@ class Deposit(models.Model):
                 condition=money_check("amount", strictly_positive=True), name="deposit_amount_positive"
             ),
             models.CheckConstraint(
-                condition=models.Q(status__in=["seen", "confirmed", "failed", "frozen"]),
-                name="deposit_status_valid",
+                condition=models.Q(status__in=DepositStatus.values), name="deposit_status_valid"
             ),
         ]
         indexes = [models.Index(fields=["status", "code"], name="deposit_open_idx")]

@@ -81,7 +81,8 @@ class StaticDepositHandler:
         _publish(deposit, "done")
 
     def on_failed(self, deposit: Deposit) -> None:
-        _publish(deposit, deposit.status)  # "failed" or "frozen", as the webhook names them
+        # "failed" or "frozen", as the webhook names them; a dropped transfer failed on the chain's side.
+        _publish(deposit, "frozen" if deposit.status == Deposit.Status.FROZEN else "failed")
 
 
 def _publish(deposit: Deposit, status: str) -> None:

@@ -1,6 +1,6 @@
 """The one helper for moving money in tests: pay an invoice or an address on the sandbox chain, mine
-blocks, fund a balance. Every test that pays or mines uses these (through the services, or through the
-sandbox API when the test is about HTTP)."""
+blocks, send the due payouts, fund a balance. Every test that pays or mines uses these (through the
+services, or through the sandbox API when the test is about HTTP)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,14 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
+from chains.models import ChainTx
 from chains.simulator import sandbox_deposit, sandbox_mine
 from invoices.models import Invoice
 from payments.assets import get_asset
 from payments.ledger import ledger_credit
 from payments.models import Company, LedgerEntry, SandboxTransaction
+from withdrawals.models import Withdrawal
+from withdrawals.payouts import payout_broadcast, payout_plan
 
 _funding = itertools.count(1)
 
@@ -61,6 +64,20 @@ def mine(code: str | Invoice | None = None, count: int = 1) -> dict[str, int]:
     if isinstance(code, Invoice):
         code = code.payment_code
     return sandbox_mine(count=count, codes=[code] if code else None)
+
+
+def send_payouts(*codes: str) -> list[str]:
+    """What the payout worker does with its messages: plan the due withdrawals of each code (of every code
+    with one when none is given), then broadcast each stored transaction. Returns the txids sent."""
+    chosen = codes or sorted(
+        set(Withdrawal.objects.filter(status="processing", txid="").values_list("code", flat=True))
+    )
+    sent = []
+    for code in chosen:
+        for chain_tx_id in payout_plan(code):
+            payout_broadcast(chain_tx_id)
+            sent.append(ChainTx.objects.get(pk=chain_tx_id).txid)
+    return sent
 
 
 def fund(company: Company, code: str, amount: Decimal | str, *, reference: str | None = None) -> LedgerEntry:

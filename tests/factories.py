@@ -28,8 +28,6 @@ from tests import chain
 from withdrawals.models import Withdrawal
 from withdrawals.rules import WithdrawalItem
 from withdrawals.services import (
-    withdrawal_broadcast,
-    withdrawal_check,
     withdrawal_items_check,
     withdrawal_reject,
     withdrawal_request,
@@ -168,11 +166,10 @@ class WithdrawalFactory(_ServiceFactory):
             chain.fund(company, checked.code, checked.amount + checked.fee)
         (withdrawal,) = withdrawal_request(company=company, items=[item])
         if status == Withdrawal.Status.DONE:
-            # What the worker and the chain do: send it, mine its confirmations, settle it (idempotent
-            # when the sandbox's after-blocks hook settled it already).
-            withdrawal_broadcast(uid=withdrawal.uid)
+            # What the worker and the chain do: send it, mine its confirmations (the sandbox's after-blocks
+            # hook runs the payout monitor, which settles it).
+            chain.send_payouts(withdrawal.code)
             chain.mine(withdrawal.code, get_asset(withdrawal.code).confirmations)
-            withdrawal_check(uid=withdrawal.uid)
         elif status == Withdrawal.Status.REJECTED:
             withdrawal_reject(uid=withdrawal.uid, reason="Rejected by a test.")
         elif status != Withdrawal.Status.PROCESSING:

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import signal
 import time
-from datetime import timedelta
 from decimal import Decimal
 
 import pytest
 from django.conf import settings
-from django.utils import timezone
 
+from chains.models import ChainTx
 from config.celery import app
 from invoices.models import Invoice
 from payments.services import company_set_webhook_url
@@ -22,7 +21,7 @@ from webhooks.models import WebhookEvent
 from webhooks.payloads import invoice_body
 from webhooks.receiver import Reply, WebhookReceiver
 from webhooks.services import webhook_publish
-from withdrawals import services as withdrawal_services
+from withdrawals import payouts
 from withdrawals.models import Withdrawal
 from withdrawals.tests.conftest import ADDRESSES, client_for, run_broadcasts
 
@@ -64,9 +63,10 @@ def test_every_task_is_routed_to_a_named_queue():
 
     assert set(queues.values()) <= set(settings.CELERY_TASK_QUEUE_NAMES)
     assert queues["webhooks.tasks.webhook_deliver"] == "webhooks"
-    assert queues["withdrawals.tasks.withdrawal_broadcast"] == "payouts"
-    assert queues["withdrawals.tasks.withdrawal_broadcast_many"] == "payouts"
-    assert queues["payments.tasks.chain_poll_all"] == "chain"
+    assert queues["withdrawals.tasks.payout_plan"] == "payouts"
+    assert queues["withdrawals.tasks.payout_broadcast"] == "payouts"
+    assert queues["withdrawals.tasks.payout_monitor_all"] == "payouts"
+    assert queues["chains.tasks.chain_scan_all"] == "chain"
     assert queues["invoices.tasks.invoice_expire_due"] == "housekeeping"
     # Nothing that pays out ever shares the webhooks queue.
     assert not [
@@ -100,24 +100,23 @@ def test_invoice_create_answers_201_when_broker_is_down(broker_down):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_withdrawal_created_while_broker_down_is_broadcast_once_by_poller(broker_down, settings):
+def test_withdrawal_created_while_broker_down_is_sent_once_by_the_monitor(broker_down, settings, caplog):
     created = _funded_merchant()
     response = _withdraw(created)
     uid = response.json()[0]["uid"]
-    Withdrawal.objects.filter(uid=uid).update(enqueued_at=timezone.now() - timedelta(hours=1))
 
-    with pytest.raises(Exception, match="Connection refused"):
-        withdrawal_services.withdrawal_poll_open()  # still down: beat's poll fails, and is tried again
+    payouts.payout_monitor("btc")  # plans and stores it; the broadcast message cannot be sent either
+    stored = Withdrawal.objects.get(uid=uid).txid
     app.conf.broker_url = settings.CELERY_BROKER_URL  # the broker is back
     app._pool = None
     app.__dict__.pop("amqp", None)
-    Withdrawal.objects.filter(uid=uid).update(enqueued_at=timezone.now() - timedelta(hours=1))
-    resent, _ = withdrawal_services.withdrawal_poll_open()
+    payouts.payout_monitor("btc")  # sends the stored transaction
+    payouts.payout_monitor("btc")  # and again: changes nothing
     run_broadcasts()
-    run_broadcasts()  # a duplicate message changes nothing
 
     withdrawal = Withdrawal.objects.get(uid=uid)
-    assert resent == [uid]
+    assert stored == ""
+    assert ChainTx.objects.get().txid == withdrawal.txid
     assert withdrawal.txid
     from payments.models import SandboxTransaction
 
@@ -138,7 +137,6 @@ def test_payouts_are_not_delayed_by_slow_webhooks(tmp_path, settings):
         "WEBHOOK_POLL_SECONDS": "1",
         "WEBHOOK_POLL_GRACE_SECONDS": "0",
         "WITHDRAWAL_POLL_SECONDS": "1",
-        "WITHDRAWAL_REBROADCAST_AFTER_SECONDS": "0",
     }
     # Every webhook request is held HOLD_SECONDS (under the delivery deadline): the receiver is slow.
     with WebhookReceiver(

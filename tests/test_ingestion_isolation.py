@@ -11,11 +11,11 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.utils import timezone
 
-from chains.base import ChainTransfer
+from chains.base import ScanResult
 from chains.sandbox import new_txid
-from payments.deposits import chain_poll
+from chains.scanning import chain_scan
+from chains.tasks import chain_scan_all
 from payments.models import Account, Deposit, QuarantinedTransfer, SandboxTransaction
-from payments.tasks import chain_poll_all
 
 pytestmark = pytest.mark.django_db
 
@@ -50,7 +50,7 @@ class BrokenBackend:
 
     name = "broken"
 
-    def poll(self, code: str) -> list[ChainTransfer]:
+    def scan(self, code: str, cursor: dict[str, object] | None) -> ScanResult:
         raise ConnectionError("node unreachable")
 
 
@@ -82,28 +82,28 @@ def test_quarantined_transfer_waits_then_is_retried_and_released(api, merchant, 
         raise RuntimeError("handler bug")
 
     monkeypatch.setattr("payments.deposits.deposit_ingest", failing_ingest)
-    chain_poll("btc")
-    chain_poll("btc")  # within the pause: not tried again
+    chain_scan("btc")
+    chain_scan("btc")  # within the pause: not tried again
     assert calls == [tx.txid]
     monkeypatch.undo()
     QuarantinedTransfer.objects.filter(txid=tx.txid).update(retry_at=timezone.now() - timedelta(seconds=1))
 
-    chain_poll("btc")
+    chain_scan("btc")
 
     assert Deposit.objects.filter(txid=tx.txid).exists()
     assert not QuarantinedTransfer.objects.filter(txid=tx.txid).exists()
 
 
-def test_one_failing_code_does_not_stop_chain_poll_of_others(api, merchant, settings, caplog):
+def test_one_failing_code_does_not_stop_the_scan_of_others(api, merchant, settings, caplog):
     eth_address = _address(api, "eth")
     tx = _unseen_transfer("eth", eth_address, "0.5")
     settings.CHAIN_BACKENDS = {"btc": "tests.test_ingestion_isolation.BrokenBackend"}
 
-    with caplog.at_level(logging.ERROR, logger="payments.tasks"):
-        chain_poll_all()
+    with caplog.at_level(logging.ERROR, logger="chains.tasks"):
+        chain_scan_all()
 
     assert Deposit.objects.filter(txid=tx.txid, code="eth").exists()
-    assert any("chain poll of btc failed" in record.getMessage() for record in caplog.records)
+    assert any("chain scan of btc failed" in record.getMessage() for record in caplog.records)
 
 
 def test_chain_quarantine_command_lists_quarantined_transfers(db):

@@ -11,14 +11,14 @@ class WithdrawalsConfig(AppConfig):
         from invoices.services import refund_handlers
         from withdrawals import tasks  # noqa: F401 - registers the tasks the services enqueue by name
         from withdrawals.auto_withdrawals import auto_withdrawal_sandbox_after_blocks
+        from withdrawals.payouts import payout_sandbox_after_blocks
         from withdrawals.refunds import withdrawal_refund_invoice
-        from withdrawals.services import withdrawal_sandbox_after_blocks
 
         # Guarded: ready() may run more than once (tests that reload apps), a hook must not run twice.
         if withdrawal_refund_invoice not in refund_handlers:
             refund_handlers.append(withdrawal_refund_invoice)
         # In this order: a sweep that just completed on chain frees its rule for the next sweep.
-        for hook in (withdrawal_sandbox_after_blocks, auto_withdrawal_sandbox_after_blocks):
+        for hook in (payout_sandbox_after_blocks, auto_withdrawal_sandbox_after_blocks):
             if hook not in sandbox.after_blocks:
                 sandbox.after_blocks.append(hook)
         sandbox.commands["reject"] = sandbox.SandboxCommand(

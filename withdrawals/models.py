@@ -4,6 +4,7 @@ from decimal import Decimal, localcontext
 
 from django.db import models
 
+from chains.models import ChainTx
 from payments.fields import MoneyField, money_check
 from payments.models import Company
 from payments.money import MONEY_CONTEXT
@@ -58,6 +59,9 @@ class Withdrawal(models.Model):
     is_refund = models.BooleanField(default=False)
     refund_invoice_id = models.UUIDField(null=True, blank=True)  # the wrong invoice a refund pays back
     reject_reason = models.CharField(max_length=255, blank=True)
+    # Why a processing withdrawal is waiting (the payout wallet is short, the fee is over the cap, the node
+    # is down); "" when it is not. Shown on the dashboard and in the API additively.
+    blocked_reason = models.CharField(max_length=255, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     # When a broadcast message was last sent; the poller re-sends one only a grace period after it, so a
@@ -155,3 +159,22 @@ class AutoWithdrawalRule(models.Model):
     def __str__(self) -> str:
         state = "on" if self.is_enabled else "off"
         return f"{self.company_id}/{self.code} >= {self.amount} -> {self.address} ({state})"
+
+
+class WithdrawalTx(models.Model):
+    """A chain transaction that pays a withdrawal: the first plan, then any replacement of it.
+
+    The withdrawal is done when one of its transactions confirms; while any could still confirm it is never
+    planned again.
+    """
+
+    withdrawal = models.ForeignKey(Withdrawal, on_delete=models.PROTECT, related_name="chain_links")
+    chain_tx = models.ForeignKey(ChainTx, on_delete=models.PROTECT, related_name="withdrawal_links")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["withdrawal", "chain_tx"], name="withdrawaltx_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.withdrawal_id} in {self.chain_tx_id}"

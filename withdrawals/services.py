@@ -4,8 +4,9 @@
 
     (new) --withdrawal_accept--> processing (txid ""), reached from withdrawal_request (API),
           withdrawal_refund_invoice (refunds.py, for invoices) and auto_withdrawal_sweep (auto_withdrawals.py)
-    processing (txid "") --withdrawal_broadcast--> processing (txid set), or rejected when screened out
-    processing (txid set) --withdrawal_complete--> done          (withdrawal_check asks the chain)
+    processing (txid "") --withdrawal_sent--> processing (txid set)   (withdrawals.payouts: planned,
+          signed and stored with others in a chain transaction, then broadcast; rejected when screened out)
+    processing (txid set) --withdrawal_complete--> done          (the payout monitor saw it confirm)
     processing --withdrawal_reject / withdrawal_sandbox_reject--> rejected
 
 Each transition locks the row, returns early when it already happened, refuses any other source state,
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from datetime import timedelta
 from decimal import localcontext
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
@@ -32,7 +32,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from chains.base import FAILED, FROZEN, get_backend, is_sandbox
+from chains.base import get_backend, is_sandbox
 from config.tasks import task
 from payments.assets import get_asset
 from payments.errors import FieldError, InvalidState, NotFound, UnsupportedAsset, ValidationFailed
@@ -50,7 +50,6 @@ from webhooks.payloads import withdrawal_body
 from webhooks.services import webhook_publish, webhook_publish_many
 from withdrawals.models import Withdrawal, WithdrawalCounter, WithdrawalRequest
 from withdrawals.rules import CheckedItem, WithdrawalItem, check_item
-from withdrawals.screening import get_screen
 
 if TYPE_CHECKING:
     pass
@@ -60,8 +59,7 @@ logger = logging.getLogger(__name__)
 Status = Withdrawal.Status
 ACCEPTED_MESSAGE = "Withdrawal accepted"
 
-BROADCAST_TASK = "withdrawals.tasks.withdrawal_broadcast"
-BROADCAST_MANY_TASK = "withdrawals.tasks.withdrawal_broadcast_many"
+PLAN_TASK = "withdrawals.tasks.payout_plan"
 
 
 # --- helpers ----------------------------------------------------------------------------------------------
@@ -147,7 +145,6 @@ def withdrawal_accept(
     The one way in for manual, bulk, automatic and refund withdrawals; the items passed the rules
     (withdrawals.rules). Raises InsufficientBalance, having written nothing, when a code is short.
     """
-    withdrawal_broadcast, withdrawal_broadcast_many = task(BROADCAST_TASK), task(BROADCAST_MANY_TASK)
     if not transaction.get_connection().in_atomic_block:
         # No savepoint of its own (two round trips per call): the caller's transaction holds the locks.
         raise transaction.TransactionManagementError("withdrawal_accept must run inside transaction.atomic.")
@@ -184,12 +181,10 @@ def withdrawal_accept(
     webhook_publish_many(
         [(company, WebhookEvent.Family.WITHDRAWAL, w.uid, _body(w, tx_hash="")) for w in withdrawals]
     )
-    if len(uids) == 1:
-        withdrawal_broadcast.delay_on_commit(uids[0])
-    else:
-        # One message for a bulk, fanned out to one broadcast task per withdrawal by a worker: 1,000 broker
-        # round trips would otherwise be most of a 1,000-item request. A lost message is found by the poller.
-        withdrawal_broadcast_many.delay_on_commit(uids)
+    for code in sorted({item.code for item in items}):
+        # One message per code, however many withdrawals: the planner batches them (withdrawals.payouts).
+        # A lost message is found by the payout monitor.
+        task(PLAN_TASK).delay_on_commit(code)
     return withdrawals
 
 
@@ -270,36 +265,21 @@ def withdrawal_results(withdrawals: Sequence[Withdrawal]) -> list[dict[str, Any]
 
 
 @transaction.atomic
-def withdrawal_broadcast(*, uid: str) -> Withdrawal | None:
-    """processing (txid "") -> processing (txid set): screen, send, record, second processing webhook.
+@transaction.atomic
+def withdrawal_sent(*, uid: str, txid: str) -> Withdrawal | None:
+    """processing -> processing (txid set): the node has its transaction; second processing webhook.
 
-    The send runs under the row lock, so one send at most is in flight per withdrawal; a retried task finds
-    the txid and returns. A worker killed after the send but before this commit leaves no txid: the retry
-    sends again, and the backend's send, idempotent per reference "withdrawal:<uid>", answers with the
-    first transaction instead of paying twice.
+    Called by withdrawals.payouts once a stored transaction was accepted; again with a new txid when a
+    replacement of it is. Returns early when the txid is already the one recorded.
     """
     withdrawal = _locked(uid)
-    if withdrawal is None:
-        return None  # a message for a withdrawal this database does not have
-    if withdrawal.status != Status.PROCESSING or withdrawal.txid:
-        return withdrawal  # already broadcast (a retried task), or rejected meanwhile
-
-    allowed, reason = get_screen().screen(withdrawal)
-    if not allowed:
-        _reject(withdrawal, reason or "Refused by compliance screening.")
+    if withdrawal is None or withdrawal.status != Status.PROCESSING or withdrawal.txid == txid:
         return withdrawal
-    backend = get_backend(withdrawal.code)
-    txid = backend.send(
-        withdrawal.code,
-        reference=withdrawal.reference,
-        to=withdrawal.to_address,
-        tag=withdrawal.tag,
-        amount=withdrawal.amount,
-    )
     withdrawal.txid = txid
     withdrawal.broadcast_at = timezone.now()
-    withdrawal.save(update_fields=["txid", "broadcast_at", "updated_at"])
-    _publish(withdrawal, tx_hash=backend.explorer_url(withdrawal.code, txid))
+    withdrawal.blocked_reason = ""
+    withdrawal.save(update_fields=["txid", "broadcast_at", "blocked_reason", "updated_at"])
+    _publish(withdrawal, tx_hash=get_backend(withdrawal.code).explorer_url(withdrawal.code, txid))
     return withdrawal
 
 
@@ -374,58 +354,3 @@ def withdrawal_sandbox_reject(*, company: Company, uid: str) -> Withdrawal:
         ).update(outcome=SandboxTransaction.Outcome.FAIL)
     _reject(withdrawal, "Rejected in the sandbox.")
     return withdrawal
-
-
-def withdrawal_check(*, uid: str) -> Withdrawal | None:
-    """Ask the chain about a broadcast withdrawal and move it to done or rejected once the chain decided.
-
-    The chain is read outside any lock; the transition re-reads under its lock and returns early if a
-    concurrent check (the sandbox hook and the poller) got there first.
-    """
-    withdrawal = Withdrawal.objects.filter(uid=uid).first()
-    if withdrawal is None or withdrawal.status != Status.PROCESSING or not withdrawal.txid:
-        return withdrawal
-    state = get_backend(withdrawal.code).status(withdrawal.code, withdrawal.txid)
-    if state in (FAILED, FROZEN):
-        return withdrawal_reject(uid=uid, reason=f"The transaction {state} on chain.")
-    if isinstance(state, int) and state >= get_asset(withdrawal.code).confirmations:
-        return withdrawal_complete(uid=uid)
-    return withdrawal
-
-
-def withdrawal_poll_open() -> tuple[list[str], list[str]]:
-    """Beat: re-send the broadcast message of withdrawals still without txid a grace period after their
-    last message (lost by the broker, or its worker died), and check every broadcast open withdrawal with
-    its chain. Returns (uids re-sent, uids checked)."""
-    broadcast_task = task(BROADCAST_TASK)
-    batch = settings.WITHDRAWAL_POLL_BATCH
-    now = timezone.now()
-    stale = now - timedelta(seconds=settings.WITHDRAWAL_REBROADCAST_AFTER_SECONDS)
-    open_ = Withdrawal.objects.filter(status=Status.PROCESSING).order_by("created_at", "pk")
-    lost = open_.filter(txid="", enqueued_at__lte=stale)
-    resend = list(lost.values_list("uid", flat=True)[:batch])
-    Withdrawal.objects.filter(uid__in=resend, txid="").update(enqueued_at=now)
-    for uid in resend:
-        broadcast_task.delay(uid)
-    checked = []
-    for uid in open_.exclude(txid="").values_list("uid", flat=True)[:batch]:
-        try:
-            withdrawal_check(uid=uid)
-        except Exception:  # one chain error must not starve the others; the next poll retries it
-            logger.exception("withdrawal %s: check failed", uid)
-        checked.append(uid)
-    return resend, checked
-
-
-def withdrawal_sandbox_after_blocks(codes: list[str]) -> None:
-    """chains.simulator.after_blocks: settle the withdrawals of the chains that got blocks.
-
-    Inline, so `POST /api/sandbox/blocks` answers with everything it caused already done. One broken
-    withdrawal is logged and must not stop the chain (the poller retries it).
-    """
-    open_ = Withdrawal.objects.filter(status=Status.PROCESSING, code__in=codes).exclude(txid="")
-    for uid in open_.order_by("pk").values_list("uid", flat=True)[: settings.WITHDRAWAL_POLL_BATCH]:
-        try:
-            withdrawal_check(uid=uid)
-        except Exception:
-            logger.exception("withdrawal %s: check after sandbox blocks failed", uid)

@@ -4,24 +4,22 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from withdrawals import auto_withdrawals, idempotency, services
+from withdrawals import auto_withdrawals, idempotency, payouts
 
 
 @shared_task(acks_late=True, ignore_result=True)
-def withdrawal_broadcast(uid: str) -> None:
-    services.withdrawal_broadcast(uid=uid)
+def payout_plan(code: str) -> None:
+    payouts.payout_plan(code)
 
 
 @shared_task(acks_late=True, ignore_result=True)
-def withdrawal_broadcast_many(uids: list[str]) -> None:
-    """A bulk request's fan-out: one broadcast task per withdrawal (each retried and run on its own)."""
-    for uid in uids:
-        withdrawal_broadcast.delay(uid)
+def payout_broadcast(chain_tx_id: int) -> None:
+    payouts.payout_broadcast(chain_tx_id)
 
 
 @shared_task(ignore_result=True)
-def withdrawal_poll_open() -> None:
-    services.withdrawal_poll_open()
+def payout_monitor_all() -> None:
+    payouts.payout_monitor_all()
 
 
 @shared_task(ignore_result=True)

@@ -19,6 +19,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 import requests
 
+from chains.base import ChainUnavailable
 from payments import jsonutil
 
 CONNECT_TIMEOUT_SECONDS = 3
@@ -26,7 +27,7 @@ READ_TIMEOUT_SECONDS = 30
 _ids = itertools.count(1)
 
 
-class NodeUnavailable(Exception):
+class NodeUnavailable(ChainUnavailable):
     """The node could not be reached, or answered with something that is not JSON-RPC."""
 
 

@@ -8,4 +8,5 @@ urlpatterns: list[URLPattern] = [
     path("sandbox/", views.sandbox, name="sandbox"),
     path("sandbox/deposit/", views.sandbox_deposit_view, name="sandbox_deposit"),
     path("sandbox/mine/", views.sandbox_mine_view, name="sandbox_mine"),
+    path("status/", views.chain_status_view, name="chain_status"),
 ]

@@ -7,15 +7,19 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
+from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
+from alerts.services import open_alerts
 from chains.base import get_backend, sandbox_codes
 from chains.dashboard.forms import SandboxDepositForm, SandboxMineForm
 from chains.sandbox import tip_height
 from chains.simulator import sandbox_deposit, sandbox_mine
+from chains.status import chain_status
 from payments.assets import get_asset
 from payments.dashboard.forms.base import add_field_errors
 from payments.dashboard.selectors import deposit_list_for_company
@@ -123,3 +127,14 @@ def sandbox_mine_view(request: HttpRequest, company: Company) -> HttpResponse:
             messages.success(request, f"Mined {values['count']} block(s) on {where}.")
             return redirect("dashboard:sandbox")
     return _sandbox_page(request, company, mine_form=form)
+
+
+@never_cache
+@login_required
+def chain_status_view(request: HttpRequest) -> HttpResponse:
+    """Staff only: where each chain stands (node, cursor, lag, payout wallet, open alerts)."""
+    if not request.user.is_staff:
+        raise Http404("No such page.")
+    company = Company.objects.filter(owner_id=request.user.pk).first()
+    context = {"company": company, "nav": "status", "rows": chain_status(), "alerts": open_alerts()}
+    return render(request, "dashboard/chain_status.html", context)

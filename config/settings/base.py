@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "payments",
     "chains",
+    "alerts",
     "webhooks",
     "invoices",
     "withdrawals",
@@ -149,11 +150,12 @@ CELERY_TASK_QUEUE_NAMES = ("webhooks", "payouts", "chain", "housekeeping")
 CELERY_TASK_DEFAULT_QUEUE = "housekeeping"
 CELERY_TASK_ROUTES = {
     "webhooks.tasks.*": {"queue": "webhooks"},
-    "withdrawals.tasks.withdrawal_broadcast": {"queue": "payouts"},
-    "withdrawals.tasks.withdrawal_broadcast_many": {"queue": "payouts"},
-    "withdrawals.tasks.withdrawal_poll_open": {"queue": "payouts"},
+    "withdrawals.tasks.payout_plan": {"queue": "payouts"},
+    "withdrawals.tasks.payout_broadcast": {"queue": "payouts"},
+    "withdrawals.tasks.payout_monitor_all": {"queue": "payouts"},
     "withdrawals.tasks.auto_withdrawal_sweep_due": {"queue": "payouts"},
     "payments.tasks.*": {"queue": "chain"},
+    "chains.tasks.*": {"queue": "chain"},
     "invoices.tasks.*": {"queue": "housekeeping"},
     "withdrawals.tasks.idempotency_keys_purge": {"queue": "housekeeping"},
 }
@@ -311,7 +313,7 @@ CHAIN_NODES = json.loads(env.str("CHAIN_NODES", default="{}"), parse_float=Decim
 CHAIN_POLL_SECONDS = env.float("CHAIN_POLL_SECONDS", default=15)
 # Beat mines a sandbox block this often; 0 turns it off (tests). `make run` sets it.
 SANDBOX_BLOCK_SECONDS = env.float("SANDBOX_BLOCK_SECONDS", default=0)
-CELERY_BEAT_SCHEDULE["chain-poll"] = {"task": "payments.tasks.chain_poll_all", "schedule": CHAIN_POLL_SECONDS}
+CELERY_BEAT_SCHEDULE["chain-scan"] = {"task": "chains.tasks.chain_scan_all", "schedule": CHAIN_POLL_SECONDS}
 if SANDBOX_BLOCK_SECONDS:
     CELERY_BEAT_SCHEDULE["sandbox-mine"] = {
         "task": "payments.tasks.sandbox_mine_block",
@@ -371,9 +373,8 @@ WITHDRAWAL_MAX_ITEMS = 1000  # items per POST /api/transactions/withdraw (docs/d
 # addresses of WITHDRAWAL_DENY_ADDRESSES (comma-separated, case-insensitive) and allows everything else.
 WITHDRAWAL_SCREEN = env.str("WITHDRAWAL_SCREEN", default="withdrawals.screening.DenyListScreen")
 WITHDRAWAL_DENY_ADDRESSES = env.list("WITHDRAWAL_DENY_ADDRESSES", default=[])
-# Beat: re-enqueue broadcasts still without txid after this long (a lost message), check broadcast ones.
+# Beat: the payout monitor (withdrawals.payouts) re-sends, settles and plans every this many seconds.
 WITHDRAWAL_POLL_SECONDS = env.float("WITHDRAWAL_POLL_SECONDS", default=15)
-WITHDRAWAL_REBROADCAST_AFTER_SECONDS = env.int("WITHDRAWAL_REBROADCAST_AFTER_SECONDS", default=60)
 WITHDRAWAL_POLL_BATCH = 1000
 # Auto-withdrawal sweeps (docs/decisions.md): every this many seconds, and after each sandbox block.
 AUTO_WITHDRAWAL_SWEEP_SECONDS = env.float("AUTO_WITHDRAWAL_SWEEP_SECONDS", default=30)
@@ -382,8 +383,8 @@ AUTO_WITHDRAWAL_SWEEP_SECONDS = env.float("AUTO_WITHDRAWAL_SWEEP_SECONDS", defau
 IDEMPOTENCY_TTL_HOURS = 24
 IDEMPOTENCY_WAIT_SECONDS = env.float("IDEMPOTENCY_WAIT_SECONDS", default=10)
 IDEMPOTENCY_LEASE_SECONDS = env.int("IDEMPOTENCY_LEASE_SECONDS", default=60)
-CELERY_BEAT_SCHEDULE["withdrawal-poll"] = {
-    "task": "withdrawals.tasks.withdrawal_poll_open",
+CELERY_BEAT_SCHEDULE["payout-monitor"] = {
+    "task": "withdrawals.tasks.payout_monitor_all",
     "schedule": WITHDRAWAL_POLL_SECONDS,
 }
 CELERY_BEAT_SCHEDULE["auto-withdrawal-sweep"] = {

@@ -80,8 +80,16 @@ class WithdrawalOutputSerializer(serializers.Serializer):
     tag = serializers.SerializerMethodField()
     txHash = serializers.SerializerMethodField(help_text="Explorer link of the transaction, once broadcast.")
     isAutomatic = serializers.BooleanField(source="is_automatic")
+    waitingReason = serializers.SerializerMethodField(
+        help_text="Why a processing withdrawal is waiting (the payout wallet is being funded...); or null."
+    )
     createdAt = TimestampField(source="created_at")
     updatedAt = TimestampField(source="updated_at")
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_waitingReason(self, withdrawal: Withdrawal) -> str | None:
+        waiting = withdrawal.status == Withdrawal.Status.PROCESSING and withdrawal.blocked_reason
+        return withdrawal.blocked_reason if waiting else None
 
     @extend_schema_field(serializers.CharField(allow_null=True))
     def get_tag(self, withdrawal: Withdrawal) -> str | None:

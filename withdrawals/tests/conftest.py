@@ -12,8 +12,6 @@ from rest_framework.test import APIClient
 from payments.models import Account
 from tests import chain
 from webhooks.models import WebhookEvent
-from withdrawals import tasks
-from withdrawals.models import Withdrawal
 
 WITHDRAW = "/api/transactions/withdraw"
 LIST = "/api/transactions/withdrawals"
@@ -63,12 +61,8 @@ def withdraw(client, *items, headers=None):
 
 
 def run_broadcasts():
-    """What a worker does with the queued broadcast messages (the test broker keeps them in memory)."""
-    uids = (
-        Withdrawal.objects.filter(status="processing", txid="").order_by("pk").values_list("uid", flat=True)
-    )
-    for uid in list(uids):
-        tasks.withdrawal_broadcast(uid)
+    """What a worker does with the queued payout messages (the test broker keeps them in memory)."""
+    chain.send_payouts()
 
 
 def withdrawal_events(uid):

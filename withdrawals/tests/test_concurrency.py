@@ -3,13 +3,14 @@
 from decimal import Decimal
 
 import pytest
+from django.core.cache import cache
 
 from payments.ledger import ledger_verify
 from payments.models import Account, LedgerEntry, SandboxTransaction
 from tests.chain import fund
 from tests.workers import run_together
 from webhooks.models import WebhookEvent
-from withdrawals import tasks
+from withdrawals import payouts, tasks
 from withdrawals.auto_withdrawals import auto_withdrawal_sweep, auto_withdrawal_sweep_due
 from withdrawals.models import AutoWithdrawalRule, IdempotencyKey, Withdrawal
 from withdrawals.tests.conftest import ADDRESSES, balance, client_for, item, withdraw
@@ -86,11 +87,18 @@ def test_concurrent_sweeps_of_one_rule_create_one_withdrawal(merchant):
     assert ledger_verify() == []
 
 
-def test_concurrent_broadcasts_of_one_withdrawal_send_once(merchant, api):
+def test_concurrent_planners_and_broadcasts_of_one_withdrawal_send_once(merchant, api):
     fund(merchant.company, "btc", "1")
     uid = withdraw(api, item()).json()[0]["uid"]
 
-    outcomes = run_together([lambda: tasks.withdrawal_broadcast(uid) for _ in range(8)])
+    def plan_without_the_lease() -> list[int]:
+        cache.delete("payout-plan:btc")  # the store step's row locks alone must keep it to one plan
+        return payouts._plan("btc")
+
+    planned = run_together([plan_without_the_lease for _ in range(8)])
+    assert not [o for o in planned if isinstance(o, Exception)], planned
+    (chain_tx_id,) = [pk for result in planned for pk in result]
+    outcomes = run_together([lambda: tasks.payout_broadcast(chain_tx_id) for _ in range(8)])
 
     assert not [o for o in outcomes if isinstance(o, Exception)], outcomes
     assert SandboxTransaction.objects.filter(reference=f"withdrawal:{uid}").count() == 1

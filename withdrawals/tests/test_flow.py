@@ -6,12 +6,13 @@ from decimal import Decimal
 import pytest
 from django.test import override_settings
 
-from chains.base import get_backend
+from chains.base import Outcome, SignedTx, get_backend
+from chains.models import ChainTx
 from payments.ledger import ledger_verify
 from payments.models import SandboxTransaction
-from tests.chain import api_mine, api_pay, fund
+from tests.chain import api_mine, api_pay, fund, send_payouts
 from webhooks.models import WebhookEvent
-from withdrawals import services, tasks
+from withdrawals import payouts, tasks
 from withdrawals.models import Withdrawal
 from withdrawals.tests.conftest import (
     ADDRESSES,
@@ -61,12 +62,9 @@ def test_happy_flow_through_the_api_single_then_bulk(api, merchant):
 
     uids = [entry["uid"] for entry in single + bulk]
     assert funded == (Decimal("0.015"), Decimal(0))
-    assert after_single == ["withdrawals.tasks.withdrawal_broadcast"]
-    # A bulk is one message, fanned out by the worker to one broadcast task per withdrawal.
-    assert after_bulk == [
-        "withdrawals.tasks.withdrawal_broadcast_many",
-        *["withdrawals.tasks.withdrawal_broadcast"] * 3,
-    ]
+    assert after_single == ["withdrawals.tasks.payout_plan", "withdrawals.tasks.payout_broadcast"]
+    # A bulk is one plan message per code; the sandbox pays one withdrawal per transaction.
+    assert after_bulk == ["withdrawals.tasks.payout_plan", *["withdrawals.tasks.payout_broadcast"] * 3]
     assert one_confirmation == {"processing"}  # btc needs 2 confirmations
     amounts = dict(zip(uids, ["0.001", "0.002", "0.0005", "0.003"], strict=True))
     for uid, amount in amounts.items():
@@ -120,12 +118,12 @@ def test_sandbox_reject_after_broadcast_releases_the_hold_and_sends_rejected_wit
 
 
 @pytest.mark.django_db
-def test_sandbox_reject_before_broadcast_then_the_broadcast_task_does_nothing(api, merchant):
+def test_sandbox_reject_before_broadcast_then_the_planner_does_nothing(api, merchant):
     fund(merchant.company, "btc", "0.01")
     uid = withdraw(api, item()).json()[0]["uid"]
 
     api.post(f"/api/sandbox/withdrawals/{uid}/reject")
-    tasks.withdrawal_broadcast(uid)
+    tasks.payout_plan("btc")
 
     assert Withdrawal.objects.get(uid=uid).txid == ""
     assert not SandboxTransaction.objects.filter(kind="withdrawal").exists()
@@ -219,68 +217,75 @@ def test_the_screen_is_pluggable(api, merchant):
 
 
 @pytest.mark.django_db
-def test_a_retried_broadcast_task_does_not_pay_twice(api, merchant):
+def test_a_retried_plan_or_broadcast_does_not_pay_twice(api, merchant):
     fund(merchant.company, "btc", "0.01")
     uid = withdraw(api, item()).json()[0]["uid"]
 
-    tasks.withdrawal_broadcast(uid)
+    (chain_tx_id,) = payouts.payout_plan("btc")
+    assert payouts.payout_plan("btc") == []  # planned already: a transaction of it could still confirm
+    tasks.payout_broadcast(chain_tx_id)
     txid = Withdrawal.objects.get(uid=uid).txid
-    tasks.withdrawal_broadcast(uid)
+    tasks.payout_broadcast(chain_tx_id)  # the message redelivered (acks_late)
 
     assert SandboxTransaction.objects.filter(reference=f"withdrawal:{uid}").count() == 1
-    assert Withdrawal.objects.get(uid=uid).txid == txid
+    assert Withdrawal.objects.get(uid=uid).txid == txid == ChainTx.objects.get(pk=chain_tx_id).txid
     assert [e["status"] for e in withdrawal_events(uid)] == ["processing", "processing"]
 
 
 @pytest.mark.django_db
-def test_a_worker_killed_after_sending_but_before_recording_the_txid_does_not_pay_twice(api, merchant):
+def test_a_worker_killed_after_signing_but_before_broadcasting_is_sent_by_the_monitor(api, merchant):
     fund(merchant.company, "btc", "0.01")
     uid = withdraw(api, item()).json()[0]["uid"]
-    withdrawal = Withdrawal.objects.get(uid=uid)
-    # What the killed worker left behind: the chain has the transaction, our row has no txid.
-    sent = get_backend("btc").send(
-        "btc", reference=f"withdrawal:{uid}", to=withdrawal.to_address, tag="", amount=withdrawal.amount
-    )
+    (chain_tx_id,) = payouts.payout_plan("btc")  # stored, its broadcast message lost with the worker
+    assert not SandboxTransaction.objects.filter(reference=f"withdrawal:{uid}").exists()
 
-    tasks.withdrawal_broadcast(uid)  # the message redelivered (acks_late) to another worker
+    payouts.payout_monitor("btc")
 
-    assert Withdrawal.objects.get(uid=uid).txid == sent
-    assert SandboxTransaction.objects.filter(reference=f"withdrawal:{uid}").count() == 1
-    assert withdrawal_events(uid)[1]["txHash"].endswith(sent)
+    stored = ChainTx.objects.get(pk=chain_tx_id)
+    assert stored.status == "broadcast"
+    assert Withdrawal.objects.get(uid=uid).txid == stored.txid
+    assert SandboxTransaction.objects.get(reference=f"withdrawal:{uid}").txid == stored.txid
 
 
 @pytest.mark.django_db
-def test_the_poller_resends_lost_broadcasts_once_per_grace_period_and_checks_broadcast_ones(api, merchant):
-    from datetime import timedelta
-
-    from django.utils import timezone
-
-    drain_broker()
+def test_a_worker_killed_after_broadcasting_but_before_recording_it_does_not_pay_twice(api, merchant):
     fund(merchant.company, "btc", "0.01")
-    lost, fresh, sent = (e["uid"] for e in withdraw(api, item(), item(), item()).json())
-    tasks.withdrawal_broadcast(sent)
-    Withdrawal.objects.filter(uid=lost).update(enqueued_at=timezone.now() - timedelta(minutes=2))
+    uid = withdraw(api, item()).json()[0]["uid"]
+    (chain_tx_id,) = payouts.payout_plan("btc")
+    stored = ChainTx.objects.get(pk=chain_tx_id)
+    # What the killed worker left behind: the chain has the transaction, our rows do not say so.
+    signed = SignedTx(txid=stored.txid, raw=stored.raw, fee=stored.fee)
+    assert get_backend("btc").broadcast("btc", signed) == Outcome.ACCEPTED
 
-    resent, checked = services.withdrawal_poll_open()
-    resent_again, _ = services.withdrawal_poll_open()
-    ran = drain_broker()
+    payouts.payout_monitor("btc")
 
-    assert resent == [lost]  # `fresh` still has its first message in the queue
-    assert resent_again == []  # not another copy before the grace period is over
-    assert checked == [sent]
-    assert ran == ["withdrawals.tasks.withdrawal_broadcast"]
-    assert Withdrawal.objects.get(uid=lost).txid != ""
-    assert Withdrawal.objects.get(uid=fresh).txid == ""
-    assert Withdrawal.objects.get(uid=sent).status == "processing"  # not mined yet
+    assert Withdrawal.objects.get(uid=uid).txid == stored.txid
+    assert SandboxTransaction.objects.filter(reference=f"withdrawal:{uid}").count() == 1
+    assert withdrawal_events(uid)[1]["txHash"].endswith(stored.txid)
 
 
 @pytest.mark.django_db
-def test_the_poller_settles_broadcast_withdrawals_when_blocks_are_not_announced(api, merchant):
+def test_the_monitor_plans_and_sends_withdrawals_whose_messages_were_lost(api, merchant):
+    # Outside a committed transaction no message is ever sent here: as if the broker lost them all.
+    fund(merchant.company, "btc", "0.01")
+    uids = [e["uid"] for e in withdraw(api, item(), item()).json()]
+
+    payouts.payout_monitor("btc")  # plans and stores them
+    stored = {w.uid: w.txid for w in Withdrawal.objects.filter(uid__in=uids)}
+    payouts.payout_monitor("btc")  # sends what it stored
+
+    assert stored == dict.fromkeys(uids, "")
+    assert ChainTx.objects.filter(status="broadcast").count() == 2
+    assert all(Withdrawal.objects.get(uid=uid).txid for uid in uids)
+
+
+@pytest.mark.django_db
+def test_the_monitor_settles_broadcast_withdrawals_when_blocks_are_not_announced(api, merchant):
     from chains import simulator as sandbox
 
     fund(merchant.company, "btc", "0.01")
     uid = withdraw(api, item()).json()[0]["uid"]
-    tasks.withdrawal_broadcast(uid)
+    send_payouts("btc")
     # Blocks arrive without the sandbox hook, as a real chain's do.
     hooks = list(sandbox.after_blocks)
     sandbox.after_blocks.clear()
@@ -290,17 +295,17 @@ def test_the_poller_settles_broadcast_withdrawals_when_blocks_are_not_announced(
         sandbox.after_blocks.extend(hooks)
     still_open = Withdrawal.objects.get(uid=uid).status
 
-    _, checked = services.withdrawal_poll_open()
+    payouts.payout_monitor_all()
 
     assert still_open == "processing"
-    assert checked == [uid]
     assert Withdrawal.objects.get(uid=uid).status == "done"
+    assert ChainTx.objects.get(txid=Withdrawal.objects.get(uid=uid).txid).status == "confirmed"
     assert [e["status"] for e in withdrawal_events(uid)] == ["processing", "processing", "done"]
 
 
 @pytest.mark.django_db
-def test_a_broadcast_message_for_an_unknown_uid_is_ignored():
-    assert services.withdrawal_broadcast(uid="999-1") is None
+def test_a_broadcast_message_for_an_unknown_transaction_is_ignored():
+    assert payouts.payout_broadcast(999_999) is None
 
 
 @pytest.mark.django_db

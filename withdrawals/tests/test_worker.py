@@ -21,7 +21,6 @@ WITHDRAWALS = 4
 FAST = {
     # A fast poller and a sandbox block every second, so recovery fits in a test; the mechanism is the same.
     "WITHDRAWAL_POLL_SECONDS": "1",
-    "WITHDRAWAL_REBROADCAST_AFTER_SECONDS": "3",
     "SANDBOX_BLOCK_SECONDS": "1",
     "AUTO_WITHDRAWAL_SWEEP_SECONDS": "3600",
 }

@@ -1,0 +1,86 @@
+"""What Kassa keeps about the chains themselves: scan cursors, watched ranges and the payout transactions."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from payments.fields import MoneyField, money_check
+
+
+class ChainCursor(models.Model):
+    """Where ingestion of one payment code stands: the backend's opaque cursor and the tip it last saw.
+
+    Saved in the same commit as what the scan ingested; `version` makes the save a compare-and-swap, so
+    two scanners of one code can never both advance it.
+    """
+
+    code = models.CharField(max_length=16, unique=True)
+    cursor = models.JSONField(default=dict)
+    tip_height = models.PositiveBigIntegerField(null=True)
+    tip_hash = models.CharField(max_length=128, blank=True)
+    version = models.PositiveBigIntegerField(default=0)
+    scanned_at = models.DateTimeField(null=True)
+    # Set while the node cannot be reached: ingestion of this code pauses (and says so once) until it is back.
+    paused_reason = models.CharField(max_length=255, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.code} at {self.tip_height}"
+
+
+class WatchRange(models.Model):
+    """How far the node watches a code's deposit addresses: every index up to `watched_until` is imported."""
+
+    code = models.CharField(max_length=16, unique=True)
+    watched_until = models.BigIntegerField(default=-1)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.code} watched to {self.watched_until}"
+
+
+class ChainTxStatus(models.TextChoices):
+    SIGNED = "signed"  # stored, not yet accepted by the node: the stored bytes are (re)sent
+    BROADCAST = "broadcast"  # the node has it (mempool or block)
+    CONFIRMED = "confirmed"  # reached the asset's confirmations: its withdrawals are done
+    REPLACED = "replaced"  # a replacement of it confirmed instead
+    FAILED = "failed"  # can never confirm (conflicted, rejected for good)
+
+
+class ChainTx(models.Model):
+    """A payout transaction: signed bytes and txid stored in one commit before the first broadcast.
+
+    A retry re-sends `raw`, never a rebuilt transaction; a withdrawal is never planned again while a
+    transaction of its could still confirm. Replacements (RBF) and children (CPFP) are rows of their own.
+    """
+
+    class Kind(models.TextChoices):
+        PAYOUT = "payout"
+        BUMP = "bump"  # a replacement paying more (RBF) of `replaces`
+        CHILD = "child"  # a child paying for `replaces` (CPFP)
+
+    code = models.CharField(max_length=16)
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.PAYOUT)
+    txid = models.CharField(max_length=128, unique=True)
+    raw = models.TextField()
+    status = models.CharField(max_length=16, choices=ChainTxStatus.choices, default=ChainTxStatus.SIGNED)
+    fee = MoneyField()  # what the transaction pays the network, in the coin
+    fee_rate = models.CharField(max_length=40, blank=True)  # the quote it was built with, for the record
+    replaces = models.ForeignKey("self", null=True, on_delete=models.PROTECT, related_name="replacements")
+    confirmations = models.IntegerField(default=0)
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    broadcast_at = models.DateTimeField(null=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=money_check("fee"), name="chaintx_fee_not_negative"),
+            models.CheckConstraint(
+                condition=models.Q(status__in=ChainTxStatus.values), name="chaintx_status_valid"
+            ),
+        ]
+        indexes = [models.Index(fields=["code", "status"], name="chaintx_open_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.code}:{self.txid} ({self.status})"

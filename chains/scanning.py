@@ -1,0 +1,99 @@
+"""The one ingestion pipeline every backend feeds: scan from the stored cursor, recheck what is open, advance.
+
+Each cycle of a code (`chain_scan`):
+1. keep the node watching ahead of the deposit addresses handed out (`ensure_watched`);
+2. `scan` from the stored cursor, outside any transaction (network I/O never holds a database lock);
+3. ingest every transfer the scan reported (one transaction each, a bad one quarantined);
+4. `recheck` what the scan did not settle: transfers it reported removed by a reorg, deposits still open,
+   quarantined transfers due for a retry. Only the recheck's answer drops a deposit, so a transfer a reorg
+   removed but the chain mined again is never dropped; a double-spent one is;
+5. advance the cursor with a compare-and-swap, once everything before it is ingested. A crash anywhere
+   before that replays the cycle, which changes nothing already done (ingestion is idempotent).
+
+A node that cannot be reached pauses the code: one warning and an alert, and the next cycle tries again;
+the first cycle that reaches it resumes (logged, alert resolved). The API keeps serving meanwhile.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db.models import F
+from django.utils import timezone
+
+from alerts.services import alert_raise, alert_resolve
+from chains.base import ChainUnavailable, ScanResult, get_backend
+from chains.models import ChainCursor, WatchRange
+from payments.assets import get_asset
+from payments.deposits import deposits_ingest, open_transfer_keys
+from payments.models import DerivationCounter
+
+logger = logging.getLogger(__name__)
+
+# The node watches this many addresses past the last one handed out, and is extended when fewer remain
+# than half of it.
+WATCH_AHEAD = 1000
+
+
+def chain_scan(code: str) -> int:
+    """One ingestion cycle of `code`; returns how many transfers were ingested (0 while paused)."""
+    backend = get_backend(code)
+    row, _ = ChainCursor.objects.get_or_create(code=code)
+    try:
+        _keep_watching(backend, code)
+        result = backend.scan(code, row.cursor or None)
+        ingested = deposits_ingest(code, result.transfers)
+        mentioned = {transfer.key for transfer in result.transfers}
+        to_check = (set(result.dropped) | open_transfer_keys(code)) - mentioned
+        if to_check:
+            ordered = sorted(to_check, key=lambda key: (key.txid, key.output_index))
+            ingested += deposits_ingest(code, backend.recheck(code, ordered))
+    except ChainUnavailable as exc:
+        _pause(row, str(exc))
+        return 0
+    _advance(row, result)
+    return ingested
+
+
+def _keep_watching(backend: object, code: str) -> None:
+    ensure = getattr(backend, "ensure_watched", None)
+    if ensure is None:
+        return
+    handed_out = (
+        DerivationCounter.objects.filter(family=get_asset(code).family)
+        .values_list("next_index", flat=True)
+        .first()
+        or 0
+    )
+    watched = WatchRange.objects.filter(code=code).values_list("watched_until", flat=True).first()
+    if watched is not None and watched - handed_out >= WATCH_AHEAD // 2:
+        return
+    until = ensure(code, handed_out + WATCH_AHEAD)
+    WatchRange.objects.update_or_create(code=code, defaults={"watched_until": until})
+    logger.info("%s: the node now watches deposit addresses up to index %s", code, until)
+
+
+def _advance(row: ChainCursor, result: ScanResult) -> None:
+    advanced = ChainCursor.objects.filter(pk=row.pk, version=row.version).update(
+        cursor=result.cursor,
+        tip_height=result.tip.height,
+        tip_hash=result.tip.hash,
+        version=F("version") + 1,
+        scanned_at=timezone.now(),
+        paused_reason="",
+    )
+    if not advanced:
+        logger.warning(
+            "%s: another scanner advanced the cursor first; this cycle's cursor is dropped", row.code
+        )
+        return
+    if row.paused_reason:
+        logger.warning("%s: the node answers again; ingestion resumed", row.code)
+        alert_resolve(kind="node_down", key=row.code)
+
+
+def _pause(row: ChainCursor, reason: str) -> None:
+    if not row.paused_reason:
+        logger.warning("%s: ingestion paused, the node cannot be reached: %s", row.code, reason)
+        ChainCursor.objects.filter(pk=row.pk).update(paused_reason=reason[:255])
+    alert_raise(kind="node_down", key=row.code, message=f"{row.code} node cannot be reached: {reason}")

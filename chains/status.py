@@ -1,0 +1,64 @@
+"""Where each chain stands, for `manage.py chain status` and the dashboard's status page."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+from alerts.models import Alert
+from alerts.services import open_alerts
+from chains.base import ChainUnavailable, get_backend, is_offered
+from chains.models import ChainCursor
+from payments.assets import all_assets
+from payments.money import exact_sum
+from withdrawals.models import Withdrawal
+
+
+@dataclass(frozen=True)
+class CodeStatus:
+    code: str
+    backend: str
+    node_tip: int | None  # None: the node cannot be reached now
+    node_error: str
+    cursor_height: int | None  # the tip the last completed scan saw
+    lag: int | None  # node tip - cursor height, in blocks
+    paused_reason: str
+    spendable: Decimal | None  # the payout wallet's balance (None: unknown)
+    pending_payouts: Decimal  # withdrawals accepted and not yet sent
+    alerts: list[Alert]
+
+    @property
+    def short(self) -> bool:
+        return self.spendable is not None and self.spendable < self.pending_payouts
+
+
+def chain_status(codes: list[str] | None = None) -> list[CodeStatus]:
+    chosen = codes or [asset.code for asset in all_assets() if is_offered(asset.code)]
+    return [_status(code) for code in chosen]
+
+
+def _status(code: str) -> CodeStatus:
+    backend = get_backend(code)
+    cursor = ChainCursor.objects.filter(code=code).first()
+    node_tip: int | None = None
+    spendable: Decimal | None = None
+    error = ""
+    try:
+        node_tip = backend.tip(code).height
+        spendable = backend.spendable(code)
+    except ChainUnavailable as exc:
+        error = str(exc)
+    cursor_height = cursor.tip_height if cursor else None
+    pending = Withdrawal.objects.filter(code=code, status=Withdrawal.Status.PROCESSING, txid="")
+    return CodeStatus(
+        code=code,
+        backend=backend.name,
+        node_tip=node_tip,
+        node_error=error,
+        cursor_height=cursor_height,
+        lag=None if node_tip is None or cursor_height is None else node_tip - cursor_height,
+        paused_reason=cursor.paused_reason if cursor else "",
+        spendable=None if spendable is None or not spendable.is_finite() else spendable,
+        pending_payouts=exact_sum(pending.values_list("amount", flat=True)),
+        alerts=open_alerts(about=code),
+    )

@@ -1,0 +1,260 @@
+"""The one payout pipeline every chain backend serves: plan -> sign -> store -> broadcast -> monitor.
+
+- `payout_plan(code)` takes the code's due withdrawals (processing, with no transaction that could still
+  confirm), screens them, asks the backend for a fee quote, builds one transaction for up to the backend's
+  `max_outputs` of them, has the backend's `Signer` sign it and, in ONE commit, stores the signed bytes and
+  txid (`ChainTx`) and links the withdrawals to it. Only then is it broadcast. A short payout wallet or a fee
+  over the cap stores nothing: the withdrawals stay processing with a visible `blocked_reason` and an alert,
+  and the next plan tries again.
+- `payout_broadcast(chain_tx_id)` sends the stored bytes, never rebuilt ones: a retry (a lost answer, a
+  worker killed after the send) re-sends the same transaction, which the node answers as already known or
+  already mined. Once the node has it, each withdrawal gets its txid and a processing webhook with the
+  txHash, in one commit.
+- `payout_monitor(code)` (beat, and the sandbox after each block) re-sends stored transactions the node
+  does not have (a crash between store and broadcast, a transaction dropped from the mempool), completes
+  the withdrawals of a transaction that reached the asset's confirmations, rejects those of one that failed
+  on chain (the hold is released), and plans whatever is due (a lost message finds its way here).
+
+Network calls never run inside a database transaction. Two planners of one code at once are harmless: the
+store step re-checks every withdrawal under its row lock and drops a plan whose withdrawals another plan
+took first (that transaction was never sent).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from django.core.cache import cache
+from django.db import transaction
+from django.db.models import Exists, OuterRef
+from django.utils import timezone
+
+from alerts.services import alert_raise, alert_resolve
+from chains.base import (
+    ChainUnavailable,
+    FeeOverCap,
+    InsufficientFunds,
+    Outcome,
+    Payment,
+    SignedTx,
+    get_backend,
+    is_offered,
+)
+from chains.models import ChainTx, ChainTxStatus
+from config.tasks import task
+from payments.assets import all_assets, get_asset
+from withdrawals import services
+from withdrawals.models import Withdrawal, WithdrawalTx
+from withdrawals.screening import get_screen
+
+logger = logging.getLogger(__name__)
+
+PLAN_TASK = "withdrawals.tasks.payout_plan"
+BROADCAST_TASK = "withdrawals.tasks.payout_broadcast"
+# A transaction in one of these may still confirm: its withdrawals are never planned again meanwhile.
+LIVE = [ChainTxStatus.SIGNED, ChainTxStatus.BROADCAST, ChainTxStatus.CONFIRMED]
+SENT = {Outcome.ACCEPTED, Outcome.ALREADY_KNOWN, Outcome.ALREADY_MINED}
+PLAN_LEASE_SECONDS = 300
+PLAN_BATCHES = 20  # batches per plan run; the monitor's next run takes the rest
+
+
+def _due(code: str) -> list[Withdrawal]:
+    live = WithdrawalTx.objects.filter(withdrawal=OuterRef("pk"), chain_tx__status__in=LIVE)
+    return list(
+        Withdrawal.objects.filter(code=code, status=Withdrawal.Status.PROCESSING, txid="")
+        .exclude(Exists(live))
+        .select_related("company")
+        .order_by("created_at", "pk")
+    )
+
+
+def payout_plan(code: str) -> list[int]:
+    """Plan, sign and store the due withdrawals of `code`; returns the ids of the stored transactions."""
+    lease = f"payout-plan:{code}"
+    if not cache.add(lease, "1", timeout=PLAN_LEASE_SECONDS):
+        return []  # another planner runs for this code; what it leaves is planned by the next run
+    try:
+        return _plan(code)
+    finally:
+        cache.delete(lease)
+
+
+def _plan(code: str) -> list[int]:
+    backend = get_backend(code)
+    due = [withdrawal for withdrawal in _due(code) if _screened(withdrawal)]
+    size = getattr(backend, "max_outputs", 1)
+    stored: list[int] = []
+    for start in range(0, min(len(due), size * PLAN_BATCHES), size):
+        batch = due[start : start + size]
+        try:
+            fee = backend.quote_fee(code)
+            if fee.over_cap:
+                raise FeeOverCap(f"the network fee rate {fee.rate} {fee.unit} is over the configured cap")
+            unsigned = backend.build(code, [_payment(w) for w in batch], fee)
+            signed = backend.signer(code).sign(unsigned)
+        except InsufficientFunds as exc:
+            _hold(code, due[start:], "payout_wallet_short", f"The payout wallet is short: {exc}")
+            break
+        except FeeOverCap as exc:
+            _hold(code, due[start:], "fee_over_cap", f"Waiting for a lower network fee: {exc}")
+            break
+        except ChainUnavailable as exc:
+            logger.warning("%s: payouts paused, the node cannot be reached: %s", code, exc)
+            break
+        chain_tx = _store(code, batch, signed, fee_rate=f"{fee.rate} {fee.unit} ({fee.source})")
+        if chain_tx is not None:
+            stored.append(chain_tx.pk)
+    if stored:
+        alert_resolve(kind="payout_wallet_short", key=code)
+        alert_resolve(kind="fee_over_cap", key=code)
+    return stored
+
+
+def _payment(withdrawal: Withdrawal) -> Payment:
+    return Payment(
+        key=withdrawal.reference, to=withdrawal.to_address, tag=withdrawal.tag, amount=withdrawal.amount
+    )
+
+
+def _screened(withdrawal: Withdrawal) -> bool:
+    allowed, reason = get_screen().screen(withdrawal)
+    if not allowed:
+        services.withdrawal_reject(uid=withdrawal.uid, reason=reason or "Refused by compliance screening.")
+    return allowed
+
+
+def _hold(code: str, withdrawals: Sequence[Withdrawal], kind: str, reason: str) -> None:
+    """The withdrawals wait, processing, with the reason shown; a person is told once per condition."""
+    Withdrawal.objects.filter(pk__in=[w.pk for w in withdrawals], status=Withdrawal.Status.PROCESSING).update(
+        blocked_reason=reason[:255], updated_at=timezone.now()
+    )
+    alert_raise(kind=kind, key=code, message=f"{code}: {len(withdrawals)} withdrawal(s) waiting. {reason}")
+
+
+@transaction.atomic
+def _store(code: str, batch: Sequence[Withdrawal], signed: SignedTx, *, fee_rate: str) -> ChainTx | None:
+    """Signed bytes, txid and links in one commit, before any broadcast; then the broadcast is enqueued."""
+    locked = list(Withdrawal.objects.select_for_update().filter(pk__in=[w.pk for w in batch]).order_by("pk"))
+    taken = WithdrawalTx.objects.filter(withdrawal__in=locked, chain_tx__status__in=LIVE).exists()
+    if (
+        taken
+        or len(locked) != len(batch)
+        or any(w.status != Withdrawal.Status.PROCESSING or w.txid for w in locked)
+    ):
+        logger.warning("%s: a plan lost its withdrawals to another one; its transaction is never sent", code)
+        return None
+    chain_tx = ChainTx.objects.create(
+        code=code, txid=signed.txid, raw=signed.raw, fee=signed.fee, fee_rate=fee_rate
+    )
+    WithdrawalTx.objects.bulk_create([WithdrawalTx(withdrawal=w, chain_tx=chain_tx) for w in locked])
+    Withdrawal.objects.filter(pk__in=[w.pk for w in locked]).update(
+        blocked_reason="", updated_at=timezone.now()
+    )
+    task(BROADCAST_TASK).delay_on_commit(chain_tx.pk)
+    return chain_tx
+
+
+def payout_broadcast(chain_tx_id: int) -> Outcome | None:
+    """Send the stored bytes of one transaction; on success its withdrawals get their txid and webhook."""
+    chain_tx = ChainTx.objects.filter(pk=chain_tx_id).first()
+    if chain_tx is None or chain_tx.status not in (ChainTxStatus.SIGNED, ChainTxStatus.BROADCAST):
+        return None
+    signed = SignedTx(txid=chain_tx.txid, raw=chain_tx.raw, fee=chain_tx.fee)
+    try:
+        outcome = get_backend(chain_tx.code).broadcast(chain_tx.code, signed)
+    except ChainUnavailable:
+        outcome = Outcome.UNAVAILABLE
+    if outcome in SENT:
+        _mark_sent(chain_tx.pk)
+        return outcome
+    ChainTx.objects.filter(pk=chain_tx.pk).update(last_error=str(outcome), updated_at=timezone.now())
+    if outcome != Outcome.UNAVAILABLE:
+        alert_raise(
+            kind=f"payout_{outcome}",
+            key=f"{chain_tx.code}:{chain_tx.txid}",
+            message=(
+                f"{chain_tx.code} payout {chain_tx.txid}: the node answered {outcome}; "
+                "it is re-sent, never rebuilt"
+            ),
+        )
+    return outcome
+
+
+@transaction.atomic
+def _mark_sent(chain_tx_id: int) -> None:
+    chain_tx = ChainTx.objects.select_for_update().get(pk=chain_tx_id)
+    now = timezone.now()
+    if chain_tx.status == ChainTxStatus.SIGNED:
+        chain_tx.status = ChainTxStatus.BROADCAST
+        chain_tx.broadcast_at = now
+    chain_tx.attempts += 1
+    chain_tx.last_error = ""
+    chain_tx.save(update_fields=["status", "broadcast_at", "attempts", "last_error", "updated_at"])
+    for uid in chain_tx.withdrawal_links.order_by("withdrawal_id").values_list("withdrawal__uid", flat=True):
+        services.withdrawal_sent(uid=uid, txid=chain_tx.txid)
+
+
+def payout_monitor(code: str, *, plan: bool = True) -> None:
+    """Re-send what the node lacks, settle what the chain decided, then (with `plan`) plan what is due."""
+    backend = get_backend(code)
+    needed = get_asset(code).confirmations
+    for chain_tx in ChainTx.objects.filter(
+        code=code, status__in=[ChainTxStatus.SIGNED, ChainTxStatus.BROADCAST]
+    ).order_by("pk"):
+        if chain_tx.status == ChainTxStatus.SIGNED:
+            payout_broadcast(chain_tx.pk)  # stored but never accepted: a crash before the broadcast
+            continue
+        status = backend.tx_status(code, chain_tx.txid)
+        if status.failed:
+            _settle(
+                chain_tx.pk,
+                ChainTxStatus.FAILED,
+                reason=f"The transaction {status.failure or 'failed'} on chain.",
+            )
+        elif status.confirmations >= needed:
+            _settle(chain_tx.pk, ChainTxStatus.CONFIRMED)
+        elif not status.known:
+            payout_broadcast(chain_tx.pk)  # dropped from the mempool: the same bytes again
+        elif status.confirmations != chain_tx.confirmations:
+            ChainTx.objects.filter(pk=chain_tx.pk).update(confirmations=status.confirmations)
+    if plan:
+        payout_plan(code)
+
+
+@transaction.atomic
+def _settle(chain_tx_id: int, outcome: str, *, reason: str = "") -> None:
+    chain_tx = ChainTx.objects.select_for_update().get(pk=chain_tx_id)
+    if chain_tx.status != ChainTxStatus.BROADCAST:
+        return
+    chain_tx.status = outcome
+    chain_tx.save(update_fields=["status", "updated_at"])
+    for withdrawal in Withdrawal.objects.filter(
+        chain_links__chain_tx=chain_tx, status=Withdrawal.Status.PROCESSING
+    ).order_by("pk"):
+        if outcome == ChainTxStatus.CONFIRMED:
+            services.withdrawal_complete(uid=withdrawal.uid)
+        else:
+            services.withdrawal_reject(uid=withdrawal.uid, reason=reason)
+
+
+def payout_monitor_all() -> None:
+    """Beat: the monitor of every offered code, each on its own (one failing chain never stops the others)."""
+    for asset in all_assets():
+        if not is_offered(asset.code):
+            continue
+        try:
+            payout_monitor(asset.code)
+        except Exception:
+            logger.exception("payout monitor of %s failed; the other codes go on", asset.code)
+
+
+def payout_sandbox_after_blocks(codes: list[str]) -> None:
+    """chains.simulator.after_blocks: settle what the new blocks decided, inline, so that
+    `POST /api/sandbox/blocks` answers with everything it caused already done. Planning stays with the
+    payout worker (its message, and beat's monitor when a message is lost)."""
+    for code in codes:
+        try:
+            payout_monitor(code, plan=False)
+        except Exception:
+            logger.exception("payout monitor of %s after sandbox blocks failed", code)
