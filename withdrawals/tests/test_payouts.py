@@ -25,6 +25,7 @@ from chains.base import (
 from chains.models import ChainTx
 from chains.sandbox import SandboxBackend
 from payments.ledger import ledger_verify
+from payments.money import number_text
 from tests.chain import fund
 from withdrawals import payouts
 from withdrawals.models import Withdrawal
@@ -54,7 +55,7 @@ class ScriptedNode(SandboxBackend):
     def build(self, code: str, payments: list[Payment], fee: FeeQuote) -> UnsignedTx:
         total = sum((p.amount for p in payments), Decimal(0)) + fee.rate
         if total > self.wallet:
-            raise InsufficientFunds(f"{self.wallet} available, {total} needed")
+            raise InsufficientFunds(f"{number_text(self.wallet)} available, {number_text(total)} needed")
         body = json.dumps([[p.key, p.to, str(p.amount)] for p in payments])
         return UnsignedTx(code=code, payload=body, payments=tuple(payments), fee=fee.rate)
 
