@@ -1,4 +1,8 @@
-"""Withdrawal address validation per payment code (docs/decisions.md). Mainnet only.
+"""Withdrawal address validation per payment code (docs/decisions.md).
+
+Mainnet, except for btc, ltc and bch on a node configured for testnet or regtest (`CHAIN_NODES`): then
+that network's forms only (tb1/bcrt1, tltc1/rltc1, bchtest:/bchreg:, base58 versions 0x6f and 0xc4, and
+Litecoin's 0x3a), and the mainnet forms are refused, so a mainnet address never reaches a test node.
 
 `validate_address(code, address)` returns the form to store and send to, or raises `InvalidAddress`;
 an unknown code raises `UnsupportedAsset` (from `get_asset`). Checks dispatch on `asset.family`.
@@ -57,6 +61,7 @@ from bip_utils.bech32 import Bech32ChecksumError
 from pytoniq_core import Address as TonAddress
 from pytoniq_core.boc.address import AddressError as TonAddressError
 
+from chains.nodes import network
 from payments.assets import get_asset
 
 MAX_LENGTH = 128  # longest real form is a 74-character bech32; base58 decoding is quadratic in length
@@ -80,7 +85,10 @@ def validate_address(code: str, address: str) -> str:
             raise ValueError("empty, too long, or not printable ASCII")
         return _BY_FAMILY[asset.family](candidate)
     except _DECODE_ERRORS as exc:
-        raise InvalidAddress(f"not a valid {asset.code} address") from exc
+        net = network(asset.code)
+        raise InvalidAddress(
+            f"not a valid {asset.code}{'' if net == 'mainnet' else ' ' + net} address"
+        ) from exc
 
 
 def is_valid_address(code: str, address: str) -> bool:
@@ -120,7 +128,21 @@ def _base58_or_segwit(address: str, *, p2pkh_ver: bytes, p2sh_ver: bytes, hrp: s
     return address
 
 
+# Test networks: one set of base58 versions (P2PKH 0x6f; P2SH 0xc4, Litecoin's own 0x3a) and the hrp.
+_TEST_P2PKH, _TEST_P2SH, _LTC_TEST_P2SH = b"\x6f", b"\xc4", b"\x3a"
+_TEST_HRPS = {("btc", "testnet"): "tb", ("btc", "regtest"): "bcrt", ("ltc", "testnet"): "tltc"}
+_TEST_HRPS[("ltc", "regtest")] = "rltc"
+
+
+def _on_test_network(family: str, address: str, net: str) -> str:
+    hrp = _TEST_HRPS[(family, net)]
+    p2sh = _LTC_TEST_P2SH if family == "ltc" else _TEST_P2SH
+    return _base58_or_segwit(address, p2pkh_ver=_TEST_P2PKH, p2sh_ver=p2sh, hrp=hrp)
+
+
 def _btc(address: str) -> str:
+    if (net := network("btc")) != "mainnet":
+        return _on_test_network("btc", address, net)
     conf = CoinsConf.BitcoinMainNet
     return _base58_or_segwit(
         address,
@@ -131,6 +153,8 @@ def _btc(address: str) -> str:
 
 
 def _ltc(address: str) -> str:
+    if (net := network("ltc")) != "mainnet":
+        return _on_test_network("ltc", address, net)
     conf = CoinsConf.LitecoinMainNet
     return _base58_or_segwit(
         address,
@@ -143,9 +167,12 @@ def _ltc(address: str) -> str:
 # --- Bitcoin Cash -------------------------------------------------------------------------------------
 
 
+BCH_PREFIXES = {"mainnet": "bitcoincash", "testnet": "bchtest", "regtest": "bchreg"}
+
+
 def _bch(address: str) -> str:
-    conf = CoinsConf.BitcoinCashMainNet
-    hrp = conf.ParamByKey("p2pkh_std_hrp")
+    conf = CoinsConf.BitcoinCashMainNet  # the CashAddr version bytes are the same on every network
+    hrp = BCH_PREFIXES[network("bch")]
     if not _is_single_case(address):
         raise ValueError("mixed case")
     prefix, colon, payload = address.lower().rpartition(":")

@@ -72,6 +72,7 @@ from django.core.exceptions import ImproperlyConfigured
 from pytoniq_core import Address
 from pytoniq_core.crypto.crc import crc16
 
+from chains.nodes import network
 from payments.assets import get_asset
 
 logger = logging.getLogger(__name__)
@@ -102,8 +103,8 @@ def _p2wpkh(hrp: str) -> Callable[[Bip32PublicKey], str]:
     return lambda key: P2WPKHAddrEncoder.EncodeKey(key.KeyObject(), hrp=hrp)
 
 
-def _bch(key: Bip32PublicKey) -> str:
-    return BchP2PKHAddrEncoder.EncodeKey(key.KeyObject(), hrp="bitcoincash", net_ver=b"\x00")
+def _bch(prefix: str) -> Callable[[Bip32PublicKey], str]:
+    return lambda key: BchP2PKHAddrEncoder.EncodeKey(key.KeyObject(), hrp=prefix, net_ver=b"\x00")
 
 
 def _evm(key: Bip32PublicKey) -> str:
@@ -139,13 +140,33 @@ _SECP = Bip32Secp256k1
 _FAMILIES: dict[str, _Family] = {
     "btc": _Family(_SECP, "m/84'/0'/0'", (("zpub", _ZPUB), ("xpub", _XPUB)), _p2wpkh("bc")),
     "ltc": _Family(_SECP, "m/84'/2'/0'", (("zpub", _ZPUB), ("Ltub", _LTUB), ("xpub", _XPUB)), _p2wpkh("ltc")),
-    "bch": _Family(_SECP, "m/44'/145'/0'", (("xpub", _XPUB),), _bch),
+    "bch": _Family(_SECP, "m/44'/145'/0'", (("xpub", _XPUB),), _bch("bitcoincash")),
     "evm": _Family(_SECP, "m/44'/60'/0'", (("xpub", _XPUB),), _evm),
     "tron": _Family(_SECP, "m/44'/195'/0'", (("xpub", _XPUB),), _tron),
     "sol": _Family(Bip32KholawEd25519, "m/44'/501'/0'", (("xpub", _KHOLAW_XPUB),), _sol),
     "near": _Family(Bip32KholawEd25519, "m/44'/397'/0'", (("xpub", _KHOLAW_XPUB),), _near),
 }
 FAMILIES: tuple[str, ...] = (*_FAMILIES, "ton")
+
+# btc, ltc and bch on a test network (their node's `network` in CHAIN_NODES): testnet account keys
+# (tpub, vpub), coin type 1 for the development key, and the network's address encoding.
+_TPUB = Bip32KeyNetVersions(b"\x04\x35\x87\xcf", b"\x04\x35\x83\x94")
+_VPUB = Bip32KeyNetVersions(b"\x04\x5f\x1c\xf6", b"\x04\x5f\x18\xbc")
+_TEST_VERSIONS = (("tpub", _TPUB), ("vpub", _VPUB))
+_TEST_FAMILIES: dict[tuple[str, str], _Family] = {
+    ("btc", "testnet"): _Family(_SECP, "m/84'/1'/0'", _TEST_VERSIONS, _p2wpkh("tb")),
+    ("btc", "regtest"): _Family(_SECP, "m/84'/1'/0'", _TEST_VERSIONS, _p2wpkh("bcrt")),
+    ("ltc", "testnet"): _Family(_SECP, "m/84'/1'/0'", _TEST_VERSIONS, _p2wpkh("tltc")),
+    ("ltc", "regtest"): _Family(_SECP, "m/84'/1'/0'", _TEST_VERSIONS, _p2wpkh("rltc")),
+    ("bch", "testnet"): _Family(_SECP, "m/44'/1'/0'", _TEST_VERSIONS, _bch("bchtest")),
+    ("bch", "regtest"): _Family(_SECP, "m/44'/1'/0'", _TEST_VERSIONS, _bch("bchreg")),
+}
+
+
+def _spec(family: str) -> tuple[_Family, str]:
+    """The family's parameters on its configured network, and that network."""
+    net = network(family) if family in ("btc", "ltc", "bch") else "mainnet"
+    return (_FAMILIES[family] if net == "mainnet" else _TEST_FAMILIES[(family, net)]), net
 
 
 def derive_address(code: str, index: int) -> tuple[str, str | None]:
@@ -160,8 +181,9 @@ def derive_address(code: str, index: int) -> tuple[str, str | None]:
         raise ValueError(f"A deposit index must be an int in 0..{MAX_INDEX}, not {index!r}.")
     if family == "ton":
         return ton_deposit_address(), str(index)
-    receiving = _receiving_chain(family, _account_key(family))
-    return _FAMILIES[family].encode(receiving.ChildKey(index).PublicKey()), None
+    spec, net = _spec(family)
+    receiving = _receiving_chain(family, net, _account_key(family))
+    return spec.encode(receiving.ChildKey(index).PublicKey()), None
 
 
 def ton_deposit_address() -> str:
@@ -193,19 +215,26 @@ def receives_on_development_key(family: str) -> bool:
         return True
     if family == "ton":
         return _ton_raw(ton_deposit_address()) == _ton_raw(DEVELOPMENT_TON_ADDRESS)
-    configured = _receiving_chain(family, _account_key(family)).PublicKey().RawCompressed().ToBytes()
-    development = _receiving_chain(family, development_xpub(family)).PublicKey().RawCompressed().ToBytes()
-    return configured == development
+    net = _spec(family)[1]
+    configured = _receiving_chain(family, net, _account_key(family)).PublicKey().RawCompressed()
+    development = _receiving_chain(family, net, development_xpub(family)).PublicKey().RawCompressed()
+    return configured.ToBytes() == development.ToBytes()
 
 
 def _ton_raw(address: str) -> str:
     return Address(address).to_str(is_user_friendly=False)
 
 
-@functools.cache
 def development_xpub(family: str) -> str:
-    """The account-level public key of DEVELOPMENT_MNEMONIC for `family` (not ton), e.g. the BIP-84 zpub."""
-    spec = _require_family(family)
+    """The account-level public key of DEVELOPMENT_MNEMONIC for `family` (not ton) on its configured
+    network, e.g. the BIP-84 zpub on mainnet, the tpub of m/84'/1'/0' on regtest."""
+    _require_family(family)
+    return _development_xpub(family, _spec(family)[1])
+
+
+@functools.cache
+def _development_xpub(family: str, net: str) -> str:
+    spec = _FAMILIES[family] if net == "mainnet" else _TEST_FAMILIES[(family, net)]
     node = spec.bip32.FromSeedAndPath(_development_seed(), spec.development_path, spec.versions[0][1])
     return node.PublicKey().ToExtended()
 
@@ -258,9 +287,9 @@ def _account_key(family: str) -> str:
 
 
 @functools.lru_cache(maxsize=32)
-def _receiving_chain(family: str, key: str) -> Bip32Base:
-    """The external chain (child 0) of `key`; keyed by the key string, so a settings change is a new entry."""
-    spec = _FAMILIES[family]
+def _receiving_chain(family: str, net: str, key: str) -> Bip32Base:
+    """The external chain (child 0) of `key`; keyed by network and key: a settings change is a new entry."""
+    spec = _FAMILIES[family] if net == "mainnet" else _TEST_FAMILIES[(family, net)]
     where = f"CHAIN_XPUBS[{family!r}]"
     expected = " or ".join(name for name, _ in spec.versions)
     try:
@@ -276,7 +305,9 @@ def _receiving_chain(family: str, key: str) -> Bip32Base:
         )
     net_versions = next((v for _, v in spec.versions if v.Public() == version), None)
     if net_versions is None:
-        raise ImproperlyConfigured(f"{where} must be a mainnet {expected}, not version {version.hex()}.")
+        raise ImproperlyConfigured(
+            f"{where} must be a {net} {expected} (the {family} node's network), not version {version.hex()}."
+        )
     try:
         account = spec.bip32.FromExtendedKey(key, net_versions)
         return account.ChildKey(0)
