@@ -141,12 +141,37 @@ class ChainUnavailable(Exception):
     """The chain's node could not be asked (down, unreachable, not answering): pause and try again later."""
 
 
-class InsufficientFunds(Exception):
-    """The payout wallet cannot pay this now: the withdrawals wait (with the reason) until it is funded."""
+class PayoutHeld(Exception):
+    """Payouts of a code cannot go out now for a reason a person can fix: the withdrawals stay processing
+    with the reason shown, an alert of `kind` is raised, and the next plan tries again."""
+
+    kind = "payout_held"
+    reason = "Waiting"
+
+    def __str__(self) -> str:
+        detail = super().__str__()
+        return f"{self.reason}: {detail}" if detail else self.reason
 
 
-class FeeOverCap(Exception):
-    """The fee the chain asks is over the configured cap: the batch waits."""
+class InsufficientFunds(PayoutHeld):
+    """The payout wallet cannot pay this now: the withdrawals wait until it is funded."""
+
+    kind = "payout_wallet_short"
+    reason = "The payout wallet is short"
+
+
+class FeeOverCap(PayoutHeld):
+    """The fee the chain asks is over the configured cap: the batch waits for a lower one."""
+
+    kind = "fee_over_cap"
+    reason = "Waiting for a lower network fee"
+
+
+class PayoutWalletLocked(PayoutHeld):
+    """The payout wallet is encrypted and locked: the operator unlocks it (walletpassphrase)."""
+
+    kind = "payout_wallet_locked"
+    reason = "The payout wallet is locked"
 
 
 class PayoutBackend(Protocol):
@@ -215,7 +240,10 @@ class XpubAddressesMixin:
         return derive_address(code, index)
 
 
-BACKEND_PATHS = {"sandbox": "chains.sandbox.SandboxBackend"}
+BACKEND_PATHS = {
+    "sandbox": "chains.sandbox.SandboxBackend",
+    "bitcoincore": "chains.bitcoincore.backend.BitcoinCoreBackend",
+}
 
 
 @cache

@@ -17,6 +17,7 @@ def check_chain_backends(**kwargs: Any) -> list[CheckMessage]:
     """Something real to offer, and every real backend's deposits on keys the operator holds."""
     from chains.base import get_backend
     from chains.derivation import receives_on_development_key
+    from chains.nodes import node_config
 
     try:
         real = [asset for asset in all_assets() if get_backend(asset.code).name != "sandbox"]
@@ -33,6 +34,12 @@ def check_chain_backends(**kwargs: Any) -> list[CheckMessage]:
                 id="kassa.E004",
             )
         )
+    for asset in real:
+        if get_backend(asset.code).name == "bitcoincore":
+            try:
+                node_config(asset.code)
+            except ImproperlyConfigured as exc:
+                errors.append(_invalid(f"{asset.code} runs on the bitcoincore backend: {exc}", "CHAIN_NODES"))
     families = sorted({asset.family for asset in real})
     for family in families:
         variable = "TON_DEPOSIT_ADDRESS" if family == "ton" else f'CHAIN_XPUBS["{family}"]'

@@ -12,6 +12,7 @@
 - `payout_wallet`: the operator's wallet that pays withdrawals (default: the deposit wallet).
 - `fee_fallback`: the fee rate (coin per kvB) used when the node cannot estimate one (default 0.0001).
 - `fee_cap`: the highest fee rate (coin per kvB) Kassa pays; above it a payout batch waits (default 0.001).
+  A fallback above the cap means: without an estimate from the node, wait.
 - `fee_target_blocks`: the confirmation target asked of the fee estimator (default 6).
 """
 
@@ -84,8 +85,6 @@ def _parse(code: str, entry: Any) -> NodeConfig:
     payout_wallet = _wallet(where, "payout_wallet", entry.get("payout_wallet", deposit_wallet))
     fallback = _rate(where, "fee_fallback", entry.get("fee_fallback", "0.0001"))
     cap = _rate(where, "fee_cap", entry.get("fee_cap", "0.001"))
-    if fallback > cap:
-        raise ImproperlyConfigured(f"{where}.fee_fallback ({fallback}) is above its fee_cap ({cap})")
     target = entry.get("fee_target_blocks", 6)
     if not isinstance(target, int) or isinstance(target, bool) or not 1 <= target <= 1008:
         raise ImproperlyConfigured(f"{where}.fee_target_blocks is a whole number of blocks from 1 to 1008")

@@ -17,6 +17,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 
 from chains.bitcoincore.rpc import NodeUnavailable, RpcClient, RpcError
@@ -94,3 +95,47 @@ def _stop(rpc: RpcClient, process: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=10)
+
+
+# --- paying and mining on a real node (the node-side counterpart of tests/chain.py) -------------------------
+
+
+class Miner:
+    """A wallet with private keys on the node that mines, pays and double-spends for the tests."""
+
+    def __init__(self, node: Node, name: str = "miner") -> None:
+        self.node = node
+        with contextlib.suppress(RpcError):  # already there from an earlier test of the session
+            node.rpc.call("createwallet", name, False, False, "", False, False)
+        self.wallet = node.rpc.wallet(name)
+        if node.rpc.call("getblockcount") < 101:
+            self.mine(101)  # coinbase outputs mature after 100 blocks
+
+    def address(self) -> str:
+        return str(self.wallet.call("getnewaddress"))
+
+    def mine(self, count: int = 1) -> list[str]:
+        """`count` blocks to a fresh address (a block to the same address after invalidateblock would be
+        the identical, rejected block)."""
+        return list(self.node.rpc.call("generatetoaddress", count, self.address()))
+
+    def pay(self, address: str, amount: str) -> str:
+        """Send `amount` to `address` (into the mempool); returns the txid."""
+        return str(self.wallet.call("sendtoaddress", address, Decimal(amount)))
+
+    def double_spend(self, txid: str) -> str:
+        """Mine, on top of the current tip, a block whose transaction spends the first input of `txid` back
+        to this wallet: `txid` can then never confirm. Returns the conflicting txid."""
+        raw = self.node.rpc.call("getrawtransaction", txid, True)
+        spent = raw["vin"][0]
+        previous = self.node.rpc.call("getrawtransaction", spent["txid"], True)
+        value = previous["vout"][spent["vout"]]["value"]
+        unsigned = self.node.rpc.call(
+            "createrawtransaction",
+            [{"txid": spent["txid"], "vout": spent["vout"]}],
+            [{self.address(): value - Decimal("0.001")}],
+        )
+        signed = self.wallet.call("signrawtransactionwithwallet", unsigned)["hex"]
+        conflict = self.node.rpc.call("decoderawtransaction", signed)["txid"]
+        self.node.rpc.call("generateblock", self.address(), [signed])
+        return str(conflict)

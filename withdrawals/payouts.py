@@ -37,6 +37,8 @@ from chains.base import (
     InsufficientFunds,
     Outcome,
     Payment,
+    PayoutHeld,
+    PayoutWalletLocked,
     SignedTx,
     get_backend,
     is_offered,
@@ -93,11 +95,8 @@ def _plan(code: str) -> list[int]:
                 raise FeeOverCap(f"the network fee rate {fee.rate} {fee.unit} is over the configured cap")
             unsigned = backend.build(code, [_payment(w) for w in batch], fee)
             signed = backend.signer(code).sign(unsigned)
-        except InsufficientFunds as exc:
-            _hold(code, due[start:], "payout_wallet_short", f"The payout wallet is short: {exc}")
-            break
-        except FeeOverCap as exc:
-            _hold(code, due[start:], "fee_over_cap", f"Waiting for a lower network fee: {exc}")
+        except PayoutHeld as exc:
+            _hold(code, due[start:], exc.kind, str(exc))
             break
         except ChainUnavailable as exc:
             logger.warning("%s: payouts paused, the node cannot be reached: %s", code, exc)
@@ -106,8 +105,8 @@ def _plan(code: str) -> list[int]:
         if chain_tx is not None:
             stored.append(chain_tx.pk)
     if stored:
-        alert_resolve(kind="payout_wallet_short", key=code)
-        alert_resolve(kind="fee_over_cap", key=code)
+        for held in (InsufficientFunds, FeeOverCap, PayoutWalletLocked):
+            alert_resolve(kind=held.kind, key=code)
     return stored
 
 

@@ -1,0 +1,322 @@
+"""The `bitcoincore` backend: btc, ltc and bch on a Bitcoin Core-compatible node over JSON-RPC.
+
+Custody (docs/decisions.md): deposit addresses are derived from the operator's account public key
+(`CHAIN_XPUBS`) and watched by a watch-only wallet Kassa creates, loads and extends itself
+(`deposit_wallet`); withdrawals are paid from the operator's `payout_wallet` in the same node (it may be
+the same wallet), funded and, if encrypted, unlocked by the operator. Kassa holds no private key: the
+node's wallet signs the PSBT Kassa plans.
+
+- Watching: `importdescriptors` on a descriptor wallet, `importmulti` with a ranged descriptor on a legacy
+  one (Debian's litecoind has no descriptor wallets), one address at a time where the node's importmulti
+  takes no descriptor (Bitcoin Cash Node). Imported with timestamp "now" and no rescan: an address is
+  handed out only after it is watched (chains.scanning keeps the range 1,000 ahead).
+- Scanning: `listsinceblock(cursor, target_confirmations=<the asset's>)`; its `lastblock` is the block at
+  that depth, so a transfer keeps coming back until it is credited. `removed` (a reorg) is rechecked with
+  `gettransaction`: negative confirmations or an unknown transaction mean dropped.
+- Payouts: `walletcreatefundedpsbt` (fee rate from `estimatesmartfee`, BCH `estimatefee`, else the
+  configured fallback; never below the node's relay minimum) -> `walletprocesspsbt` + `finalizepsbt` (the
+  Signer) -> the caller stores the hex -> `sendrawtransaction`.
+"""
+
+from __future__ import annotations
+
+import threading
+from decimal import Decimal
+from typing import Any
+
+from django.conf import settings
+
+from chains.base import (
+    DROPPED,
+    BlockRef,
+    ChainTransfer,
+    FeeQuote,
+    InsufficientFunds,
+    Outcome,
+    Payment,
+    PayoutWalletLocked,
+    ScanResult,
+    SignedTx,
+    TransferKey,
+    TxStatus,
+    UnsignedTx,
+    XpubAddressesMixin,
+)
+from chains.bitcoincore.rpc import NodeUnavailable, RpcClient, RpcError
+from chains.derivation import development_xpub
+from chains.nodes import NodeConfig, node_config
+from payments.assets import get_asset
+
+SATOSHI = Decimal("0.00000001")
+# Node error codes (src/rpc/protocol.h).
+RPC_INVALID_ADDRESS_OR_KEY = -5  # also: "Invalid or non-wallet transaction id", "Transaction not in mempool"
+RPC_WALLET_ERROR = -4
+RPC_WALLET_INSUFFICIENT_FUNDS = -6
+RPC_WALLET_UNLOCK_NEEDED = -13
+RPC_WALLET_NOT_FOUND = -18
+RPC_VERIFY_REJECTED = -26
+RPC_VERIFY_ALREADY_IN_CHAIN = -27
+RPC_VERIFY_ERROR = -25
+
+
+def _amount(value: Decimal) -> Decimal:
+    """An exact amount in whole satoshis (validated upstream); a finer one is a bug, never rounded away."""
+    exact = value.quantize(SATOSHI)
+    if exact != value:
+        raise ValueError(f"{value} has more than 8 decimal places")
+    return exact
+
+
+class BitcoinCoreBackend(XpubAddressesMixin):
+    name = "bitcoincore"
+    max_outputs = 500
+
+    def __init__(self) -> None:
+        self._clients: dict[str, RpcClient] = {}
+        self._lock = threading.Lock()
+
+    # --- plumbing ------------------------------------------------------------------------------------
+
+    def _config(self, code: str) -> NodeConfig:
+        return node_config(get_asset(code).code)
+
+    def _node(self, code: str) -> RpcClient:
+        url = self._config(code).url
+        with self._lock:
+            if url not in self._clients:
+                self._clients[url] = RpcClient(url)
+            return self._clients[url]
+
+    def _deposits(self, code: str) -> RpcClient:
+        return self._node(code).wallet(self._config(code).deposit_wallet)
+
+    def _payouts(self, code: str) -> RpcClient:
+        return self._node(code).wallet(self._config(code).payout_wallet)
+
+    def tip(self, code: str) -> BlockRef:
+        info = self._node(code).call("getblockchaininfo")
+        return BlockRef(int(info["blocks"]), str(info["bestblockhash"]))
+
+    def cursor_at(self, code: str, height: int) -> dict[str, Any]:
+        return {"hash": self._node(code).call("getblockhash", height)}
+
+    def explorer_url(self, code: str, txid: str) -> str:
+        return txid
+
+    # --- watching --------------------------------------------------------------------------------------
+
+    def ensure_watched(self, code: str, upto_index: int) -> int:
+        wallet_name = self._config(code).deposit_wallet
+        self._load_or_create(code, wallet_name)
+        wallet = self._deposits(code)
+        family = get_asset(code).family
+        key = (settings.CHAIN_XPUBS or {}).get(family) or development_xpub(family)
+        script = "pkh" if family == "bch" else "wpkh"
+        descriptor = self._node(code).call("getdescriptorinfo", f"{script}({key}/0/*)")["descriptor"]
+        request = {"desc": descriptor, "range": [0, upto_index], "timestamp": "now"}
+        if wallet.call("getwalletinfo").get("descriptors"):
+            results = wallet.call("importdescriptors", [{**request, "active": False}])
+        else:
+            results = wallet.call("importmulti", [{**request, "watchonly": True}], {"rescan": False})
+        failed = [result for result in results if not result.get("success")]
+        if failed:
+            raise RpcError("import", RPC_WALLET_ERROR, str(failed[0].get("error", failed[0]))[:300])
+        return upto_index
+
+    def _load_or_create(self, code: str, name: str) -> None:
+        node = self._node(code)
+        if name in node.call("listwallets"):
+            return
+        try:
+            node.call("loadwallet", name)
+        except RpcError as exc:
+            if exc.code != RPC_WALLET_NOT_FOUND:
+                raise
+            # Watch-only, blank: no private key ever (disable_private_keys, blank, no passphrase).
+            node.call("createwallet", name, True, True, "", False, False)
+
+    # --- deposits --------------------------------------------------------------------------------------
+
+    def scan(self, code: str, cursor: dict[str, Any] | None) -> ScanResult:
+        wallet = self._deposits(code)
+        since = (cursor or {}).get("hash", "")
+        needed = get_asset(code).confirmations
+        answer = wallet.call("listsinceblock", since, needed, True, True)
+        tip = self.tip(code)
+        transfers = [
+            transfer
+            for entry in answer.get("transactions", [])
+            if (transfer := self._transfer(code, entry, tip)) is not None
+        ]
+        dropped = [
+            TransferKey(code, str(entry["txid"]), int(entry["vout"]))
+            for entry in answer.get("removed", [])
+            if entry.get("category") == "receive"
+        ]
+        return ScanResult(transfers=transfers, dropped=dropped, tip=tip, cursor={"hash": answer["lastblock"]})
+
+    def _transfer(self, code: str, entry: dict[str, Any], tip: BlockRef) -> ChainTransfer | None:
+        if entry.get("category") != "receive" or "address" not in entry:
+            return None
+        confirmations = int(entry.get("confirmations", 0))
+        block = None
+        if confirmations > 0 and entry.get("blockhash"):
+            height = entry.get("blockheight", tip.height - confirmations + 1)
+            block = BlockRef(int(height), str(entry["blockhash"]))
+        return ChainTransfer(
+            code=code,
+            txid=str(entry["txid"]),
+            output_index=int(entry["vout"]),
+            address=str(entry["address"]),
+            tag="",
+            amount=Decimal(entry["amount"]),
+            confirmations=max(confirmations, 0),
+            state=DROPPED if confirmations < 0 else "pending",
+            block=block,
+        )
+
+    def recheck(self, code: str, keys: list[TransferKey]) -> list[ChainTransfer]:
+        wallet = self._deposits(code)
+        tip = self.tip(code)
+        found: list[ChainTransfer] = []
+        for key in keys:
+            try:
+                answer = wallet.call("gettransaction", key.txid, True)
+            except RpcError as exc:
+                if exc.code != RPC_INVALID_ADDRESS_OR_KEY:
+                    raise
+                found.append(_gone(key))
+                continue
+            entry = next(
+                (
+                    {**detail, **answer, "address": detail.get("address"), "amount": detail["amount"]}
+                    for detail in answer.get("details", [])
+                    if detail.get("category") == "receive" and int(detail.get("vout", -1)) == key.output_index
+                ),
+                None,
+            )
+            transfer = (
+                None if entry is None else self._transfer(code, {**entry, "vout": key.output_index}, tip)
+            )
+            found.append(transfer or _gone(key))
+        return found
+
+    # --- payouts ---------------------------------------------------------------------------------------
+
+    def quote_fee(self, code: str) -> FeeQuote:
+        config = self._config(code)
+        node = self._node(code)
+        unit = f"{code}/kvB"
+        if get_asset(code).family == "bch":
+            estimate = node.call("estimatefee")
+            rate, source = (Decimal(estimate), "estimatefee") if Decimal(estimate) > 0 else (None, "")
+        else:
+            answer = node.call("estimatesmartfee", config.fee_target_blocks, "ECONOMICAL")
+            rate, source = (
+                (Decimal(answer["feerate"]), "estimatesmartfee") if "feerate" in answer else (None, "")
+            )
+        if rate is None:
+            rate, source = config.fee_fallback, "fallback"
+        floor = Decimal(node.call("getmempoolinfo").get("mempoolminfee", 0))
+        rate = max(rate, floor)
+        return FeeQuote(rate=rate, unit=unit, source=source, over_cap=rate > config.fee_cap)
+
+    def build(self, code: str, payments: list[Payment], fee: FeeQuote) -> UnsignedTx:
+        totals: dict[str, Decimal] = {}
+        for payment in payments:  # a node refuses one address twice in a transaction: pay it the sum
+            totals[payment.to] = totals.get(payment.to, Decimal(0)) + _amount(payment.amount)
+        outputs = [{address: amount} for address, amount in totals.items()]
+        options = {"feeRate": fee.rate, "replaceable": True, "lockUnspents": True}
+        try:
+            answer = self._payouts(code).call("walletcreatefundedpsbt", [], outputs, 0, options)
+        except RpcError as exc:
+            if exc.code == RPC_WALLET_INSUFFICIENT_FUNDS or "nsufficient funds" in exc.message:
+                raise InsufficientFunds(
+                    f"{sum(totals.values(), Decimal(0))} {code} to pay; the node says: {exc.message}"
+                ) from exc
+            raise
+        return UnsignedTx(code=code, payload=str(answer["psbt"]), payments=tuple(payments), fee=answer["fee"])
+
+    def signer(self, code: str) -> WalletSigner:
+        return WalletSigner(self, code)
+
+    def broadcast(self, code: str, tx: SignedTx) -> Outcome:
+        node = self._node(code)
+        try:
+            node.call("sendrawtransaction", tx.raw)
+        except NodeUnavailable:
+            return Outcome.UNAVAILABLE
+        except RpcError as exc:
+            text = exc.message.lower()
+            if "already in block chain" in text or exc.code == RPC_VERIFY_ALREADY_IN_CHAIN:
+                return Outcome.ALREADY_MINED if "mempool" not in text else Outcome.ALREADY_KNOWN
+            if "already-in-mempool" in text or "already known" in text:
+                return Outcome.ALREADY_KNOWN
+            if exc.code in (RPC_VERIFY_REJECTED, RPC_VERIFY_ERROR) and self._mined(code, tx.txid):
+                return Outcome.ALREADY_MINED
+            if "conflict" in text or "missingorspent" in text or "missing inputs" in text:
+                return Outcome.CONFLICT
+            return Outcome.REJECTED
+        return Outcome.ACCEPTED
+
+    def _mined(self, code: str, txid: str) -> bool:
+        try:
+            return int(self._payouts(code).call("gettransaction", txid).get("confirmations", 0)) > 0
+        except RpcError:
+            return False
+
+    def tx_status(self, code: str, txid: str) -> TxStatus:
+        try:
+            answer = self._payouts(code).call("gettransaction", txid)
+        except RpcError as exc:
+            if exc.code == RPC_INVALID_ADDRESS_OR_KEY:
+                return TxStatus(confirmations=0, known=False)
+            raise
+        confirmations = int(answer.get("confirmations", 0))
+        if confirmations == 0 and not self._in_mempool(code, txid):
+            return TxStatus(confirmations=0, known=False)  # dropped from the mempool: send it again
+        block = None
+        if confirmations > 0 and answer.get("blockhash"):
+            block = BlockRef(int(answer.get("blockheight", 0)), str(answer["blockhash"]))
+        return TxStatus(confirmations=confirmations, known=True, block=block)
+
+    def _in_mempool(self, code: str, txid: str) -> bool:
+        try:
+            self._node(code).call("getmempoolentry", txid)
+        except RpcError as exc:
+            if exc.code == RPC_INVALID_ADDRESS_OR_KEY:
+                return False
+            raise
+        return True
+
+    def spendable(self, code: str) -> Decimal:
+        return Decimal(self._payouts(code).call("getbalances")["mine"]["trusted"])
+
+    def bump(self, code: str, txid: str, fee: FeeQuote) -> SignedTx | None:
+        return None  # not yet: a stuck payout waits (it is never rebuilt); RBF/CPFP is still to come
+
+
+class WalletSigner:
+    """Signs with the node's payout wallet (PSBT): the node holds the key, Kassa never sees it."""
+
+    def __init__(self, backend: BitcoinCoreBackend, code: str) -> None:
+        self._backend, self._code = backend, code
+
+    def sign(self, tx: UnsignedTx) -> SignedTx:
+        wallet = self._backend._payouts(self._code)
+        try:
+            processed = wallet.call("walletprocesspsbt", tx.payload, True)
+        except RpcError as exc:
+            if exc.code == RPC_WALLET_UNLOCK_NEEDED:
+                raise PayoutWalletLocked("unlock it with walletpassphrase") from exc
+            raise
+        final = self._backend._node(self._code).call("finalizepsbt", processed["psbt"])
+        if not final.get("complete"):
+            raise PayoutWalletLocked("the node could not sign every input (a locked or watch-only wallet?)")
+        raw = str(final["hex"])
+        txid = self._backend._node(self._code).call("decoderawtransaction", raw)["txid"]
+        return SignedTx(txid=str(txid), raw=raw, fee=tx.fee)
+
+
+def _gone(key: TransferKey) -> ChainTransfer:
+    return ChainTransfer(key.code, key.txid, key.output_index, "", "", Decimal(1), 0, state=DROPPED)
