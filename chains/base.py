@@ -153,6 +153,16 @@ class PayoutHeld(Exception):
         return f"{self.reason}: {detail}" if detail else self.reason
 
 
+def held_kinds() -> set[str]:
+    """The alert kinds of every PayoutHeld reason (a backend may add its own)."""
+    found, todo = set(), [PayoutHeld]
+    while todo:
+        cls = todo.pop()
+        found.add(cls.kind)
+        todo.extend(cls.__subclasses__())
+    return found
+
+
 class InsufficientFunds(PayoutHeld):
     """The payout wallet cannot pay this now: the withdrawals wait until it is funded."""
 

@@ -34,13 +34,12 @@ from alerts.services import alert_raise, alert_resolve
 from chains.base import (
     ChainUnavailable,
     FeeOverCap,
-    InsufficientFunds,
     Outcome,
     Payment,
     PayoutHeld,
-    PayoutWalletLocked,
     SignedTx,
     get_backend,
+    held_kinds,
     is_offered,
 )
 from chains.models import ChainTx, ChainTxStatus
@@ -105,8 +104,8 @@ def _plan(code: str) -> list[int]:
         if chain_tx is not None:
             stored.append(chain_tx.pk)
     if stored:
-        for held in (InsufficientFunds, FeeOverCap, PayoutWalletLocked):
-            alert_resolve(kind=held.kind, key=code)
+        for kind in held_kinds():
+            alert_resolve(kind=kind, key=code)
     return stored
 
 

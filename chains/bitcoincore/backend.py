@@ -34,6 +34,7 @@ from chains.base import (
     InsufficientFunds,
     Outcome,
     Payment,
+    PayoutHeld,
     PayoutWalletLocked,
     ScanResult,
     SignedTx,
@@ -57,6 +58,11 @@ RPC_WALLET_NOT_FOUND = -18
 RPC_VERIFY_REJECTED = -26
 RPC_VERIFY_ALREADY_IN_CHAIN = -27
 RPC_VERIFY_ERROR = -25
+
+
+class PayoutWalletMissing(PayoutHeld):
+    kind = "payout_wallet_missing"
+    reason = "The payout wallet is missing"
 
 
 def _amount(value: Decimal) -> Decimal:
@@ -87,11 +93,11 @@ class BitcoinCoreBackend(XpubAddressesMixin):
                 self._clients[url] = RpcClient(url)
             return self._clients[url]
 
-    def _deposits(self, code: str) -> RpcClient:
-        return self._node(code).wallet(self._config(code).deposit_wallet)
+    def _deposits(self, code: str) -> _Wallet:
+        return _Wallet(self, code, self._config(code).deposit_wallet, create=True)
 
-    def _payouts(self, code: str) -> RpcClient:
-        return self._node(code).wallet(self._config(code).payout_wallet)
+    def _payouts(self, code: str) -> _Wallet:
+        return _Wallet(self, code, self._config(code).payout_wallet, create=False)
 
     def tip(self, code: str) -> BlockRef:
         info = self._node(code).call("getblockchaininfo")
@@ -101,7 +107,9 @@ class BitcoinCoreBackend(XpubAddressesMixin):
         return {"hash": self._node(code).call("getblockhash", height)}
 
     def explorer_url(self, code: str, txid: str) -> str:
-        return txid
+        """The asset's public explorer on mainnet; on a test network (no public explorer) the txid itself."""
+        template = get_asset(code).explorer_tx_url
+        return template.format(txid=txid) if self._config(code).network == "mainnet" and template else txid
 
     # --- watching --------------------------------------------------------------------------------------
 
@@ -123,7 +131,9 @@ class BitcoinCoreBackend(XpubAddressesMixin):
             raise RpcError("import", RPC_WALLET_ERROR, str(failed[0].get("error", failed[0]))[:300])
         return upto_index
 
-    def _load_or_create(self, code: str, name: str) -> None:
+    def _load_or_create(self, code: str, name: str, *, create: bool = True) -> None:
+        """Load the wallet (a restarted node loads only wallets marked to load on start-up); create the
+        watch-only deposit wallet when it does not exist; a missing payout wallet holds payouts."""
         node = self._node(code)
         if name in node.call("listwallets"):
             return
@@ -132,8 +142,10 @@ class BitcoinCoreBackend(XpubAddressesMixin):
         except RpcError as exc:
             if exc.code != RPC_WALLET_NOT_FOUND:
                 raise
-            # Watch-only, blank: no private key ever (disable_private_keys, blank, no passphrase).
-            node.call("createwallet", name, True, True, "", False, False)
+            if not create:
+                raise PayoutWalletMissing(f"the node has no wallet {name!r}; create and fund it") from exc
+            # Watch-only and blank: no private key ever; loaded again whenever the node starts.
+            node.call("createwallet", name, True, True, "", False, False, True)
 
     # --- deposits --------------------------------------------------------------------------------------
 
@@ -294,6 +306,24 @@ class BitcoinCoreBackend(XpubAddressesMixin):
 
     def bump(self, code: str, txid: str, fee: FeeQuote) -> SignedTx | None:
         return None  # not yet: a stuck payout waits (it is never rebuilt); RBF/CPFP is still to come
+
+
+class _Wallet:
+    """Calls to one node wallet; a wallet the node has not loaded (it restarted) is loaded and the call
+    made again."""
+
+    def __init__(self, backend: BitcoinCoreBackend, code: str, name: str, *, create: bool) -> None:
+        self._backend, self._code, self._name, self._create = backend, code, name, create
+
+    def call(self, method: str, *params: Any) -> Any:
+        client = self._backend._node(self._code).wallet(self._name)
+        try:
+            return client.call(method, *params)
+        except RpcError as exc:
+            if exc.code != RPC_WALLET_NOT_FOUND:
+                raise
+        self._backend._load_or_create(self._code, self._name, create=self._create)
+        return client.call(method, *params)
 
 
 class WalletSigner:

@@ -13,7 +13,7 @@ import pytest
 from django.core.management import call_command
 
 from chains.base import SignedTx, get_backend
-from chains.models import ChainTx, WatchRange
+from chains.models import ChainCursor, ChainTx, WatchRange
 from chains.scanning import WATCH_AHEAD, chain_scan
 from invoices.models import Invoice
 from payments.assets import get_asset
@@ -21,7 +21,7 @@ from payments.ledger import ledger_verify
 from payments.models import Account, Deposit, DerivationCounter
 from tests.chain import fund
 from tests.factories import CompanyFactory, InvoiceFactory, StaticDepositAddressFactory
-from tests.nodes import Miner, litecoind_regtest
+from tests.nodes import Miner, free_port, litecoind_regtest
 from webhooks.models import WebhookEvent
 from withdrawals import payouts
 from withdrawals.models import Withdrawal
@@ -282,3 +282,40 @@ def test_a_fee_over_the_cap_holds_the_batch(ltc, settings):
     payouts.payout_monitor("ltc")
     withdrawal.refresh_from_db()
     assert withdrawal.txid and withdrawal.blocked_reason == ""
+
+
+def test_after_a_node_restart_the_wallets_are_loaded_again(ltc, settings):
+    _fund_payouts(ltc, "1")
+    company = CompanyFactory()
+    fund(company, "ltc", "1")
+    (withdrawal,) = _withdraw(company, [ltc.miner.address()])
+    static = StaticDepositAddressFactory(network="ltc")
+    # A restarted node has not loaded them (the payout wallet is the operator's, not marked to load).
+    for name in (settings.CHAIN_NODES["ltc"]["deposit_wallet"], settings.CHAIN_NODES["ltc"]["payout_wallet"]):
+        ltc.node.rpc.call("unloadwallet", name)
+
+    txid = ltc.miner.pay(static.deposit_address.address, "0.2")
+    _scan_after(ltc)
+    payouts.payout_monitor("ltc")
+    payouts.payout_monitor("ltc")
+
+    assert Deposit.objects.get(txid=txid).status == "seen"
+    withdrawal.refresh_from_db()
+    assert withdrawal.txid
+
+
+def test_a_node_that_cannot_be_reached_pauses_ingestion_and_payouts(ltc, settings):
+    company = CompanyFactory()
+    fund(company, "ltc", "1")
+    (withdrawal,) = _withdraw(company, [ltc.miner.address()])
+    settings.CHAIN_NODES = {
+        "ltc": {**settings.CHAIN_NODES["ltc"], "url": f"http://u:p@127.0.0.1:{free_port()}"}
+    }
+
+    assert chain_scan("ltc") == 0
+    payouts.payout_monitor("ltc")
+
+    assert ChainCursor.objects.get(code="ltc").paused_reason.endswith("ConnectionError")
+    withdrawal.refresh_from_db()
+    assert (withdrawal.status, withdrawal.txid) == ("processing", "")
+    assert not ChainTx.objects.exists()
