@@ -44,11 +44,13 @@ from chains.base import (
     XpubAddressesMixin,
 )
 from chains.bitcoincore.rpc import NodeUnavailable, RpcClient, RpcError
-from chains.derivation import development_xpub
+from chains.derivation import derive_address, development_xpub
+from chains.models import WatchRange
 from chains.nodes import NodeConfig, node_config
 from payments.assets import get_asset
 
 SATOSHI = Decimal("0.00000001")
+IMPORT_CHUNK = 500
 # Node error codes (src/rpc/protocol.h).
 RPC_INVALID_ADDRESS_OR_KEY = -5  # also: "Invalid or non-wallet transaction id", "Transaction not in mempool"
 RPC_WALLET_ERROR = -4
@@ -118,17 +120,29 @@ class BitcoinCoreBackend(XpubAddressesMixin):
         self._load_or_create(code, wallet_name)
         wallet = self._deposits(code)
         family = get_asset(code).family
+        if family == "bch":
+            # Bitcoin Cash Node's importmulti takes no descriptor: one address at a time, only the new ones.
+            done = WatchRange.objects.filter(code=code).values_list("watched_until", flat=True).first()
+            start = 0 if done is None else done + 1
+            for first in range(start, upto_index + 1, IMPORT_CHUNK):
+                last = min(first + IMPORT_CHUNK, upto_index + 1)
+                requests = [
+                    {
+                        "scriptPubKey": {"address": derive_address(code, index)[0]},
+                        "timestamp": "now",
+                        "watchonly": True,
+                    }
+                    for index in range(first, last)
+                ]
+                _require_imported(wallet.call("importmulti", requests, {"rescan": False}))
+            return upto_index
         key = (settings.CHAIN_XPUBS or {}).get(family) or development_xpub(family)
-        script = "pkh" if family == "bch" else "wpkh"
-        descriptor = self._node(code).call("getdescriptorinfo", f"{script}({key}/0/*)")["descriptor"]
+        descriptor = self._node(code).call("getdescriptorinfo", f"wpkh({key}/0/*)")["descriptor"]
         request = {"desc": descriptor, "range": [0, upto_index], "timestamp": "now"}
         if wallet.call("getwalletinfo").get("descriptors"):
-            results = wallet.call("importdescriptors", [{**request, "active": False}])
+            _require_imported(wallet.call("importdescriptors", [{**request, "active": False}]))
         else:
-            results = wallet.call("importmulti", [{**request, "watchonly": True}], {"rescan": False})
-        failed = [result for result in results if not result.get("success")]
-        if failed:
-            raise RpcError("import", RPC_WALLET_ERROR, str(failed[0].get("error", failed[0]))[:300])
+            _require_imported(wallet.call("importmulti", [{**request, "watchonly": True}], {"rescan": False}))
         return upto_index
 
     def _load_or_create(self, code: str, name: str, *, create: bool = True) -> None:
@@ -346,6 +360,12 @@ class WalletSigner:
         raw = str(final["hex"])
         txid = self._backend._node(self._code).call("decoderawtransaction", raw)["txid"]
         return SignedTx(txid=str(txid), raw=raw, fee=tx.fee)
+
+
+def _require_imported(results: list[dict[str, Any]]) -> None:
+    failed = [result for result in results if not result.get("success")]
+    if failed:
+        raise RpcError("import", RPC_WALLET_ERROR, str(failed[0].get("error", failed[0]))[:300])
 
 
 def _gone(key: TransferKey) -> ChainTransfer:
