@@ -210,6 +210,11 @@ def _is_link_template(value: str) -> bool:
     return "{txid}" in value and value.startswith(("https://", "http://"))
 
 
+# The smallest output a Bitcoin Core-family node relays (GetDustThreshold, 3 sat/vB: P2PKH 546 sat; P2WPKH
+# 294): a minimal withdrawal below it could never be paid.
+DUST_LIMITS = {family: Decimal("0.00000546") for family in ("btc", "ltc", "bch")}
+
+
 def _override_value(code: str, field: str, value: Any, asset: Asset) -> tuple[str, Any]:
     where = f"ASSET_OVERRIDES[{code!r}][{field!r}]"
     if field in _DECIMAL_FIELDS:
@@ -221,6 +226,11 @@ def _override_value(code: str, field: str, value: Any, asset: Asset) -> tuple[st
             raise ImproperlyConfigured(f"{where}: {exc}") from exc
         if amount < 0:
             raise ImproperlyConfigured(f"{where} must not be negative.")
+        dust = DUST_LIMITS.get(asset.family)
+        if field == "min_withdrawal" and dust is not None and amount < dust:
+            raise ImproperlyConfigured(
+                f"{where} is below the {asset.family} dust limit {dust}: nodes refuse to relay such outputs."
+            )
         return field, amount
     if field in _INT_FIELDS or field in _MINUTE_FIELDS:
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:

@@ -305,3 +305,14 @@ def test_registry_is_built_once_per_setting_value() -> None:
     assert assets._registry() is first
     with override_settings(ASSET_OVERRIDES={}):
         assert assets._registry() is not first
+
+
+@pytest.mark.parametrize("code", ["btc", "ltc", "bch"])
+def test_a_minimal_withdrawal_below_the_dust_limit_is_refused(code):
+    with (
+        override_settings(ASSET_OVERRIDES={code: {"min_withdrawal": "0.00000545"}}),
+        pytest.raises(ImproperlyConfigured, match=r"below the \w+ dust limit 0\.00000546"),
+    ):
+        get_asset(code)
+    with override_settings(ASSET_OVERRIDES={code: {"min_withdrawal": "0.00000546"}}):
+        assert get_asset(code).min_withdrawal == Decimal("0.00000546")
