@@ -214,6 +214,15 @@ def payout_monitor(code: str, *, plan: bool = True) -> None:
             _settle(chain_tx.pk, ChainTxStatus.CONFIRMED)
         elif not status.known:
             payout_broadcast(chain_tx.pk)  # dropped from the mempool: the same bytes again
+        elif status.confirmations < 0:
+            # Another transaction spent its inputs: it cannot confirm unless that one is undone by a
+            # reorganisation. Never rebuilt automatically (a rebuild could pay twice): a person decides.
+            alert_raise(
+                kind="payout_conflict",
+                key=f"{code}:{chain_tx.txid}",
+                message=f"{code} payout {chain_tx.txid} conflicts with a confirmed transaction; "
+                "its withdrawals wait for a person",
+            )
         elif status.confirmations != chain_tx.confirmations:
             ChainTx.objects.filter(pk=chain_tx.pk).update(confirmations=status.confirmations)
     if plan:

@@ -238,3 +238,20 @@ def test_a_transaction_dropped_from_the_mempool_is_sent_again_byte_for_byte(api,
     assert node.broadcasts == [stored.txid, stored.txid]
     assert ChainTx.objects.count() == 1
     assert ADDRESSES["btc"] in stored.raw
+
+
+@pytest.mark.django_db
+def test_a_payout_whose_inputs_another_transaction_spent_alerts_and_is_never_rebuilt(api, merchant, node):
+    node.wallet = Decimal(1)
+    (uid,) = _withdraw_many(api, merchant, 1)
+    payouts.payout_monitor("btc")
+    payouts.payout_monitor("btc")
+    stored = ChainTx.objects.get()
+    _mine(node, -2)  # a conflicting transaction confirmed instead
+
+    payouts.payout_monitor("btc")
+    payouts.payout_monitor("btc")
+
+    assert ChainTx.objects.count() == 1 and node.broadcasts == [stored.txid]
+    assert Alert.objects.get(kind="payout_conflict", key=f"btc:{stored.txid}").count == 2
+    assert Withdrawal.objects.get(uid=uid).status == "processing"
