@@ -41,8 +41,9 @@ class Node:
 
 
 @contextmanager
-def litecoind_regtest() -> Iterator[Node]:
-    """A fresh regtest litecoind; stopped (then killed if it lingers) and its datadir removed on exit."""
+def litecoind_regtest(*extra: str) -> Iterator[Node]:
+    """A fresh regtest litecoind (with `extra` options); stopped (then killed if it lingers) and its
+    datadir removed on exit."""
     with tempfile.TemporaryDirectory(prefix="kassa-ltc-") as datadir:
         user, password = "kassa", secrets.token_hex(16)
         port = free_port()
@@ -62,6 +63,7 @@ def litecoind_regtest() -> Iterator[Node]:
                 "-fallbackfee=0.0001",
                 "-txindex=1",
                 "-printtoconsole=0",
+                *extra,
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

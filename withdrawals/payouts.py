@@ -24,14 +24,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from datetime import timedelta
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 
 from alerts.services import alert_raise, alert_resolve
 from chains.base import (
+    ChainBackend,
     ChainUnavailable,
     FeeOverCap,
     Outcome,
@@ -194,27 +197,28 @@ def _mark_sent(chain_tx_id: int) -> None:
 
 
 def payout_monitor(code: str, *, plan: bool = True) -> None:
-    """Re-send what the node lacks, settle what the chain decided, then (with `plan`) plan what is due."""
+    """Re-send what the node lacks, settle what the chain decided, replace what is stuck, then (with
+    `plan`) plan what is due."""
     backend = get_backend(code)
     needed = get_asset(code).confirmations
-    for chain_tx in ChainTx.objects.filter(
-        code=code, status__in=[ChainTxStatus.SIGNED, ChainTxStatus.BROADCAST]
-    ).order_by("pk"):
+    open_txs = ChainTx.objects.filter(code=code, status__in=[ChainTxStatus.SIGNED, ChainTxStatus.BROADCAST])
+    for chain_tx in open_txs.order_by("pk"):
         if chain_tx.status == ChainTxStatus.SIGNED:
             payout_broadcast(chain_tx.pk)  # stored but never accepted: a crash before the broadcast
             continue
         status = backend.tx_status(code, chain_tx.txid)
+        # A transaction with a replacement in flight is decided by whichever of them confirms.
+        replaced = _in_flight(chain_tx.replacements.all())
         if status.failed:
-            _settle(
-                chain_tx.pk,
-                ChainTxStatus.FAILED,
-                reason=f"The transaction {status.failure or 'failed'} on chain.",
-            )
+            reason = f"The transaction {status.failure or 'failed'} on chain."
+            _settle(chain_tx.pk, ChainTxStatus.FAILED, reason=reason)
         elif status.confirmations >= needed:
             _settle(chain_tx.pk, ChainTxStatus.CONFIRMED)
+        elif replaced:
+            continue
         elif not status.known:
             payout_broadcast(chain_tx.pk)  # dropped from the mempool: the same bytes again
-        elif status.confirmations < 0:
+        elif status.confirmations < 0 and not _in_flight(_siblings(chain_tx)):
             # Another transaction spent its inputs: it cannot confirm unless that one is undone by a
             # reorganisation. Never rebuilt automatically (a rebuild could pay twice): a person decides.
             alert_raise(
@@ -223,10 +227,51 @@ def payout_monitor(code: str, *, plan: bool = True) -> None:
                 message=f"{code} payout {chain_tx.txid} conflicts with a confirmed transaction; "
                 "its withdrawals wait for a person",
             )
+        elif status.confirmations == 0 and _stuck(chain_tx):
+            _replace(backend, code, chain_tx)
         elif status.confirmations != chain_tx.confirmations:
             ChainTx.objects.filter(pk=chain_tx.pk).update(confirmations=status.confirmations)
     if plan:
         payout_plan(code)
+
+
+def _in_flight(txs: QuerySet[ChainTx]) -> bool:
+    return txs.filter(status__in=[ChainTxStatus.SIGNED, ChainTxStatus.BROADCAST]).exists()
+
+
+def _siblings(chain_tx: ChainTx) -> QuerySet[ChainTx]:
+    """The other transactions paying any of its withdrawals (its replacements, or what it replaced)."""
+    withdrawals = WithdrawalTx.objects.filter(chain_tx=chain_tx).values("withdrawal_id")
+    return ChainTx.objects.filter(withdrawal_links__withdrawal_id__in=withdrawals).exclude(pk=chain_tx.pk)
+
+
+def _stuck(chain_tx: ChainTx) -> bool:
+    after = timedelta(seconds=settings.PAYOUT_BUMP_AFTER_SECONDS)
+    return chain_tx.broadcast_at is not None and chain_tx.broadcast_at <= timezone.now() - after
+
+
+def _replace(backend: ChainBackend, code: str, chain_tx: ChainTx) -> None:
+    """A replacement paying a higher fee, stored with the same withdrawals before it is sent."""
+    fee = backend.quote_fee(code)
+    if fee.over_cap:
+        return  # a higher fee than the cap allows: it waits as it is
+    signed = backend.bump(code, chain_tx.txid, fee)
+    if signed is None:
+        return  # the chain cannot replace it (no RBF): it waits, never rebuilt
+    with transaction.atomic():
+        bump = ChainTx.objects.create(
+            code=code,
+            kind=ChainTx.Kind.BUMP,
+            replaces=chain_tx,
+            txid=signed.txid,
+            raw=signed.raw,
+            fee=signed.fee,
+            fee_rate=f"{fee.rate} {fee.unit} ({fee.source})",
+        )
+        links = WithdrawalTx.objects.filter(chain_tx=chain_tx).values_list("withdrawal_id", flat=True)
+        WithdrawalTx.objects.bulk_create([WithdrawalTx(withdrawal_id=pk, chain_tx=bump) for pk in links])
+    logger.info("%s: payout %s stuck, replaced by %s paying %s", code, chain_tx.txid, bump.txid, bump.fee)
+    payout_broadcast(bump.pk)
 
 
 @transaction.atomic
@@ -236,13 +281,19 @@ def _settle(chain_tx_id: int, outcome: str, *, reason: str = "") -> None:
         return
     chain_tx.status = outcome
     chain_tx.save(update_fields=["status", "updated_at"])
-    for withdrawal in Withdrawal.objects.filter(
+    withdrawals = Withdrawal.objects.filter(
         chain_links__chain_tx=chain_tx, status=Withdrawal.Status.PROCESSING
-    ).order_by("pk"):
+    )
+    for withdrawal in withdrawals.order_by("pk"):
         if outcome == ChainTxStatus.CONFIRMED:
+            services.withdrawal_sent(uid=withdrawal.uid, txid=chain_tx.txid)  # the one that won, if another
             services.withdrawal_complete(uid=withdrawal.uid)
         else:
             services.withdrawal_reject(uid=withdrawal.uid, reason=reason)
+    if outcome == ChainTxStatus.CONFIRMED:
+        _siblings(chain_tx).filter(status__in=[ChainTxStatus.SIGNED, ChainTxStatus.BROADCAST]).update(
+            status=ChainTxStatus.REPLACED
+        )
 
 
 def payout_monitor_all() -> None:

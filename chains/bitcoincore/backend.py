@@ -319,7 +319,16 @@ class BitcoinCoreBackend(XpubAddressesMixin):
         return Decimal(self._payouts(code).call("getbalances")["mine"]["trusted"])
 
     def bump(self, code: str, txid: str, fee: FeeQuote) -> SignedTx | None:
-        return None  # not yet: a stuck payout waits (it is never rebuilt); RBF/CPFP is still to come
+        """A replacement paying a higher fee (BIP 125; every payout is built replaceable), signed by the
+        payout wallet; None where the node cannot make one (no psbtbumpfee, or it refuses)."""
+        if get_asset(code).family == "bch":
+            return None  # Bitcoin Cash has no replace-by-fee
+        try:
+            answer = self._payouts(code).call("psbtbumpfee", txid)
+        except RpcError:
+            return None
+        unsigned = UnsignedTx(code=code, payload=str(answer["psbt"]), payments=(), fee=Decimal(answer["fee"]))
+        return self.signer(code).sign(unsigned)
 
 
 class _Wallet:

@@ -375,6 +375,9 @@ WITHDRAWAL_SCREEN = env.str("WITHDRAWAL_SCREEN", default="withdrawals.screening.
 WITHDRAWAL_DENY_ADDRESSES = env.list("WITHDRAWAL_DENY_ADDRESSES", default=[])
 # Beat: the payout monitor (withdrawals.payouts) re-sends, settles and plans every this many seconds.
 WITHDRAWAL_POLL_SECONDS = env.float("WITHDRAWAL_POLL_SECONDS", default=15)
+# A payout still unconfirmed this long after its broadcast is replaced with a higher fee (RBF) where the
+# chain allows it (btc; ltc where the node relays replacements); otherwise it waits, never rebuilt.
+PAYOUT_BUMP_AFTER_SECONDS = env.int("PAYOUT_BUMP_AFTER_SECONDS", default=3600)
 WITHDRAWAL_POLL_BATCH = 1000
 # Auto-withdrawal sweeps (docs/decisions.md): every this many seconds, and after each sandbox block.
 AUTO_WITHDRAWAL_SWEEP_SECONDS = env.float("AUTO_WITHDRAWAL_SWEEP_SECONDS", default=30)
