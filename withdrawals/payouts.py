@@ -161,9 +161,12 @@ def payout_broadcast(chain_tx_id: int) -> Outcome | None:
     chain_tx = ChainTx.objects.filter(pk=chain_tx_id).first()
     if chain_tx is None or chain_tx.status not in (ChainTxStatus.SIGNED, ChainTxStatus.BROADCAST):
         return None
+    backend = get_backend(chain_tx.code)
+    if chain_tx.status == ChainTxStatus.SIGNED and _abandoned(backend, chain_tx):
+        return None
     signed = SignedTx(txid=chain_tx.txid, raw=chain_tx.raw, fee=chain_tx.fee)
     try:
-        outcome = get_backend(chain_tx.code).broadcast(chain_tx.code, signed)
+        outcome = backend.broadcast(chain_tx.code, signed)
     except ChainUnavailable:
         outcome = Outcome.UNAVAILABLE
     if outcome in SENT:
@@ -180,6 +183,37 @@ def payout_broadcast(chain_tx_id: int) -> Outcome | None:
             ),
         )
     return outcome
+
+
+def _abandoned(backend: ChainBackend, chain_tx: ChainTx) -> bool:
+    """A stored transaction one of whose withdrawals was rejected before it went out is never sent: it is
+    abandoned (its inputs released) and the others are planned again. Unless the node already has it (a
+    worker died after sending it): then it is out, and a person is told."""
+    gone = chain_tx.withdrawal_links.exclude(withdrawal__status=Withdrawal.Status.PROCESSING)
+    if not gone.exists():
+        return False
+    if backend.tx_status(chain_tx.code, chain_tx.txid).known:
+        alert_raise(
+            kind="payout_after_reject",
+            key=f"{chain_tx.code}:{chain_tx.txid}",
+            message=f"{chain_tx.code} payout {chain_tx.txid} is on the chain, and pays a withdrawal that "
+            "was rejected after it was planned",
+        )
+        return False
+    ChainTx.objects.filter(pk=chain_tx.pk, status=ChainTxStatus.SIGNED).update(
+        status=ChainTxStatus.FAILED,
+        last_error="abandoned before it was sent: a withdrawal of it was rejected",
+        updated_at=timezone.now(),
+    )
+    release = getattr(backend, "release", None)
+    if release is not None:
+        release(chain_tx.code, chain_tx.raw)
+    logger.warning(
+        "%s: stored payout %s abandoned before it was sent (a withdrawal was rejected)",
+        chain_tx.code,
+        chain_tx.txid,
+    )
+    return True
 
 
 @transaction.atomic

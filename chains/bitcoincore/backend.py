@@ -20,6 +20,7 @@ node's wallet signs the PSBT Kassa plans.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from decimal import Decimal
 from typing import Any
@@ -314,6 +315,15 @@ class BitcoinCoreBackend(XpubAddressesMixin):
                 return False
             raise
         return True
+
+    def release(self, code: str, raw: str) -> None:
+        """Unlock the inputs of a planned transaction that will never be sent (the node locked them)."""
+        inputs = [
+            {"txid": vin["txid"], "vout": vin["vout"]}
+            for vin in self._node(code).call("decoderawtransaction", raw)["vin"]
+        ]
+        with contextlib.suppress(RpcError):  # not locked any more (the node restarted): nothing to release
+            self._payouts(code).call("lockunspent", True, inputs)
 
     def spendable(self, code: str) -> Decimal:
         return Decimal(self._payouts(code).call("getbalances")["mine"]["trusted"])

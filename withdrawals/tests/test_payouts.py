@@ -27,7 +27,7 @@ from chains.sandbox import SandboxBackend
 from payments.ledger import ledger_verify
 from payments.money import number_text
 from tests.chain import fund
-from withdrawals import payouts
+from withdrawals import payouts, services
 from withdrawals.models import Withdrawal
 from withdrawals.tests.conftest import ADDRESSES, balance, item, withdraw
 
@@ -255,3 +255,24 @@ def test_a_payout_whose_inputs_another_transaction_spent_alerts_and_is_never_reb
     assert ChainTx.objects.count() == 1 and node.broadcasts == [stored.txid]
     assert Alert.objects.get(kind="payout_conflict", key=f"btc:{stored.txid}").count == 2
     assert Withdrawal.objects.get(uid=uid).status == "processing"
+
+
+@pytest.mark.django_db
+def test_a_stored_payout_whose_withdrawal_was_rejected_before_sending_is_abandoned_and_the_rest_replanned(
+    api, merchant, node
+):
+    node.wallet = Decimal(1)
+    first, second = _withdraw_many(api, merchant, 2)
+    (stored_id,) = payouts.payout_plan("btc")  # both in one stored transaction, not sent yet
+    services.withdrawal_reject(uid=first, reason="Refused by a person.")
+
+    payouts.payout_monitor("btc")  # abandons it, plans the other again
+    payouts.payout_monitor("btc")  # sends the new one
+
+    assert ChainTx.objects.get(pk=stored_id).status == "failed"
+    replacement = ChainTx.objects.exclude(pk=stored_id).get()
+    assert node.broadcasts == [replacement.txid]
+    assert [link.withdrawal.uid for link in replacement.withdrawal_links.all()] == [second]
+    assert Withdrawal.objects.get(uid=second).txid == replacement.txid
+    assert Withdrawal.objects.get(uid=first).status == "rejected"
+    assert ledger_verify() == []
