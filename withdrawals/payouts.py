@@ -28,7 +28,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import transaction
+from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 
@@ -90,26 +90,40 @@ def _plan(code: str) -> list[int]:
     size = getattr(backend, "max_outputs", 1)
     stored: list[int] = []
     for start in range(0, min(len(due), size * PLAN_BATCHES), size):
-        batch = due[start : start + size]
         try:
-            fee = backend.quote_fee(code)
-            if fee.over_cap:
-                raise FeeOverCap(f"the network fee rate {fee.rate} {fee.unit} is over the configured cap")
-            unsigned = backend.build(code, [_payment(w) for w in batch], fee)
-            signed = backend.signer(code).sign(unsigned)
+            stored += _plan_batch(backend, code, due[start : start + size])
         except PayoutHeld as exc:
             _hold(code, due[start:], exc.kind, str(exc))
             break
         except ChainUnavailable as exc:
             logger.warning("%s: payouts paused, the node cannot be reached: %s", code, exc)
             break
-        chain_tx = _store(code, batch, signed, fee_rate=f"{fee.rate} {fee.unit} ({fee.source})")
-        if chain_tx is not None:
-            stored.append(chain_tx.pk)
     if stored:
         for kind in held_kinds():
             alert_resolve(kind=kind, key=code)
     return stored
+
+
+def _plan_batch(backend: ChainBackend, code: str, batch: list[Withdrawal]) -> list[int]:
+    """One stored transaction for the batch; when the node refuses the batch for a reason that is not
+    about the wallet or the fee, each withdrawal is tried on its own, so one the node refuses (an address
+    it will not pay) waits with the reason and never holds back the others."""
+    try:
+        fee = backend.quote_fee(code)
+        if fee.over_cap:
+            raise FeeOverCap(f"the network fee rate {fee.rate} {fee.unit} is over the configured cap")
+        unsigned = backend.build(code, [_payment(w) for w in batch], fee)
+        signed = backend.signer(code).sign(unsigned)
+    except (PayoutHeld, ChainUnavailable, OperationalError, InterfaceError):
+        raise
+    except Exception as exc:
+        if len(batch) > 1:
+            return [pk for withdrawal in batch for pk in _plan_batch(backend, code, [withdrawal])]
+        logger.exception("%s: the node refuses to pay withdrawal %s", code, batch[0].uid)
+        _hold(code, batch, "payout_refused", f"The node refuses this payout: {exc}"[:255])
+        return []
+    chain_tx = _store(code, batch, signed, fee_rate=f"{fee.rate} {fee.unit} ({fee.source})")
+    return [] if chain_tx is None else [chain_tx.pk]
 
 
 def _payment(withdrawal: Withdrawal) -> Payment:

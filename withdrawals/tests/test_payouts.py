@@ -276,3 +276,32 @@ def test_a_stored_payout_whose_withdrawal_was_rejected_before_sending_is_abandon
     assert Withdrawal.objects.get(uid=second).txid == replacement.txid
     assert Withdrawal.objects.get(uid=first).status == "rejected"
     assert ledger_verify() == []
+
+
+@pytest.mark.django_db
+def test_a_withdrawal_the_node_refuses_to_pay_waits_with_the_reason_and_never_holds_back_the_others(
+    api, merchant, node, monkeypatch
+):
+    node.wallet = Decimal(1)
+    refused = "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4"  # valid here; this node will not pay it
+    build = ScriptedNode.build
+
+    def picky(self, code, payments, fee):
+        if any(payment.to == refused for payment in payments):
+            raise RuntimeError("-5: Invalid address")
+        return build(self, code, payments, fee)
+
+    monkeypatch.setattr(ScriptedNode, "build", picky)
+    fund(merchant.company, "btc", "1")
+    bad, good = (
+        e["uid"] for e in withdraw(api, item("btc", "0.001", to=refused), item("btc", "0.002")).json()
+    )
+
+    payouts.payout_monitor("btc")
+    payouts.payout_monitor("btc")
+
+    assert Withdrawal.objects.get(uid=good).txid
+    waiting = Withdrawal.objects.get(uid=bad)
+    assert (waiting.status, waiting.txid) == ("processing", "")
+    assert waiting.blocked_reason == "The node refuses this payout: -5: Invalid address"
+    assert Alert.objects.filter(kind="payout_refused", key="btc", status=AlertStatus.OPEN).exists()
