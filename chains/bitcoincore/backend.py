@@ -9,54 +9,98 @@ node's wallet signs the PSBT Kassa plans.
 - Watching: `importdescriptors` on a descriptor wallet, `importmulti` with a ranged descriptor on a legacy
   one (Debian's litecoind has no descriptor wallets), one address at a time where the node's importmulti
   takes no descriptor (Bitcoin Cash Node). Imported with timestamp "now" and no rescan: an address is
-  handed out only after it is watched (chains.scanning keeps the range 1,000 ahead). Only the indexes not
-  watched yet are imported (a descriptor wallet takes the whole range again: it only grows); a deposit
-  wallet created anew, or one that no longer watches the last watched index, gets the whole range again.
-  The descriptor's key is the configured one re-encoded as the node reads it (xpub on mainnet, tpub on a
-  test network: a zpub or vpub carries the same key), and the node's first address must be Kassa's.
+  handed out only after it is watched (chains.scanning keeps the range 1,000 ahead).
 - Scanning: `listsinceblock(cursor, target_confirmations=<the asset's>)`; its `lastblock` is the block at
   that depth, so a transfer keeps coming back until it is credited. `removed` (a reorg) is rechecked with
   `gettransaction`: negative confirmations or an unknown transaction mean dropped.
-- Payouts (chains.bitcoincore.payouts): `walletcreatefundedpsbt` (fee rate from `estimatesmartfee`, BCH
-  `estimatefee`, else the configured fallback; never below the node's relay minimum) -> `walletprocesspsbt`
-  + `finalizepsbt` (the Signer) -> the caller stores the hex -> `sendrawtransaction`.
+- Payouts: `walletcreatefundedpsbt` (fee rate from `estimatesmartfee`, BCH `estimatefee`, else the
+  configured fallback; never below the node's relay minimum) -> `walletprocesspsbt` + `finalizepsbt` (the
+  Signer) -> the caller stores the hex -> `sendrawtransaction`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from decimal import Decimal
 from typing import Any
 
-from bip_utils.base58 import Base58Decoder, Base58Encoder
 from django.conf import settings
-from django.core.exceptions import ImproperlyConfigured
 
 from chains.base import (
     DROPPED,
-    PENDING,
     BlockRef,
     ChainTransfer,
+    FeeQuote,
+    InsufficientFunds,
+    Outcome,
+    Payment,
+    PayoutHeld,
+    PayoutWalletLocked,
     ScanResult,
+    SignedTx,
     TransferKey,
+    TxStatus,
+    UnsignedTx,
     XpubAddressesMixin,
 )
-from chains.bitcoincore.payouts import BitcoinCorePayouts, WalletSigner
-from chains.bitcoincore.rpc import RpcError
-from chains.bitcoincore.wallet import RPC_INVALID_ADDRESS_OR_KEY, RPC_WALLET_ERROR, PayoutWalletMissing
+from chains.bitcoincore.rpc import NodeUnavailable, RpcClient, RpcError
 from chains.derivation import derive_address, development_xpub
 from chains.models import WatchRange
+from chains.nodes import NodeConfig, node_config
 from payments.assets import get_asset
 
-__all__ = ["BitcoinCoreBackend", "PayoutWalletMissing", "WalletSigner"]
+SATOSHI = Decimal("0.00000001")
+IMPORT_CHUNK = 500
+# Node error codes (src/rpc/protocol.h).
+RPC_INVALID_ADDRESS_OR_KEY = -5  # also: "Invalid or non-wallet transaction id", "Transaction not in mempool"
+RPC_WALLET_ERROR = -4
+RPC_WALLET_INSUFFICIENT_FUNDS = -6
+RPC_WALLET_UNLOCK_NEEDED = -13
+RPC_WALLET_NOT_FOUND = -18
+RPC_VERIFY_REJECTED = -26
+RPC_VERIFY_ALREADY_IN_CHAIN = -27
+RPC_VERIFY_ERROR = -25
 
-IMPORT_CHUNK = 500  # addresses per importmulti call, one by one (BCH)
-RANGE_CHUNK = 100_000  # indexes per ranged import (a node refuses a range of a million)
-# The extended public key versions a node's descriptors take: xpub on mainnet, tpub on test networks.
-_DESCRIPTOR_VERSIONS = {"mainnet": bytes.fromhex("0488b21e"), "testnet": bytes.fromhex("043587cf")}
+
+class PayoutWalletMissing(PayoutHeld):
+    kind = "payout_wallet_missing"
+    reason = "The payout wallet is missing"
 
 
-class BitcoinCoreBackend(XpubAddressesMixin, BitcoinCorePayouts):
+def _amount(value: Decimal) -> Decimal:
+    """An exact amount in whole satoshis (validated upstream); a finer one is a bug, never rounded away."""
+    exact = value.quantize(SATOSHI)
+    if exact != value:
+        raise ValueError(f"{value} has more than 8 decimal places")
+    return exact
+
+
+class BitcoinCoreBackend(XpubAddressesMixin):
     name = "bitcoincore"
+    max_outputs = 500
+
+    def __init__(self) -> None:
+        self._clients: dict[str, RpcClient] = {}
+        self._lock = threading.Lock()
+
+    # --- plumbing ------------------------------------------------------------------------------------
+
+    def _config(self, code: str) -> NodeConfig:
+        return node_config(get_asset(code).code)
+
+    def _node(self, code: str) -> RpcClient:
+        url = self._config(code).url
+        with self._lock:
+            if url not in self._clients:
+                self._clients[url] = RpcClient(url)
+            return self._clients[url]
+
+    def _deposits(self, code: str) -> _Wallet:
+        return _Wallet(self, code, self._config(code).deposit_wallet, create=True)
+
+    def _payouts(self, code: str) -> _Wallet:
+        return _Wallet(self, code, self._config(code).payout_wallet, create=False)
 
     def tip(self, code: str) -> BlockRef:
         info = self._node(code).call("getblockchaininfo")
@@ -70,80 +114,59 @@ class BitcoinCoreBackend(XpubAddressesMixin, BitcoinCorePayouts):
         template = get_asset(code).explorer_tx_url
         return template.format(txid=txid) if self._config(code).network == "mainnet" and template else txid
 
-    def poll(self, code: str) -> None:
-        raise NotImplementedError(
-            "the bitcoincore backend has no poll: chains.scanning calls scan and recheck on the node"
-        )
-
     # --- watching --------------------------------------------------------------------------------------
 
     def ensure_watched(self, code: str, upto_index: int) -> int:
-        """Watch every deposit address up to `upto_index`; returns the highest index watched now."""
-        self._load_or_create(code, self._config(code).deposit_wallet)  # a new one is caught up by _created
-        done = _watched_until(code)
-        if done >= 0 and not self._watches(code, done):
-            done = -1  # the wallet was replaced behind Kassa's back (restored, recreated): all again
-        if upto_index > done:
-            self._import(code, done + 1, upto_index)
-        return max(upto_index, done)
-
-    def _created(self, code: str) -> None:
-        done = _watched_until(code)
-        if done >= 0:
-            self._import(code, 0, done)
-
-    def _watches(self, code: str, index: int) -> bool:
-        info = self._deposits(code).call("getaddressinfo", derive_address(code, index)[0])
-        return bool(info.get("ismine") or info.get("iswatchonly"))
-
-    def _import(self, code: str, first: int, last: int) -> None:
+        wallet_name = self._config(code).deposit_wallet
+        self._load_or_create(code, wallet_name)
         wallet = self._deposits(code)
-        if get_asset(code).family == "bch":
-            # Bitcoin Cash Node's importmulti takes no descriptor: one address at a time.
-            for start in range(first, last + 1, IMPORT_CHUNK):
+        family = get_asset(code).family
+        if family == "bch":
+            # Bitcoin Cash Node's importmulti takes no descriptor: one address at a time, only the new ones.
+            done = WatchRange.objects.filter(code=code).values_list("watched_until", flat=True).first()
+            start = 0 if done is None else done + 1
+            for first in range(start, upto_index + 1, IMPORT_CHUNK):
+                last = min(first + IMPORT_CHUNK, upto_index + 1)
                 requests = [
                     {
                         "scriptPubKey": {"address": derive_address(code, index)[0]},
                         "timestamp": "now",
                         "watchonly": True,
                     }
-                    for index in range(start, min(start + IMPORT_CHUNK, last + 1))
+                    for index in range(first, last)
                 ]
                 _require_imported(wallet.call("importmulti", requests, {"rescan": False}))
-            return
-        descriptor = self._descriptor(code)
-        ranged = bool(wallet.call("getwalletinfo").get("descriptors"))
-        for start in range(first, last + 1, RANGE_CHUNK):
-            end = min(start + RANGE_CHUNK - 1, last)
-            if ranged:  # a descriptor's range only grows: it is imported again from 0
-                request = {"desc": descriptor, "range": [0, end], "timestamp": "now", "active": False}
-                _require_imported(wallet.call("importdescriptors", [request]))
-            else:
-                request = {"desc": descriptor, "range": [start, end], "timestamp": "now", "watchonly": True}
-                _require_imported(wallet.call("importmulti", [request], {"rescan": False}))
+            return upto_index
+        key = (settings.CHAIN_XPUBS or {}).get(family) or development_xpub(family)
+        descriptor = self._node(code).call("getdescriptorinfo", f"wpkh({key}/0/*)")["descriptor"]
+        request = {"desc": descriptor, "range": [0, upto_index], "timestamp": "now"}
+        if wallet.call("getwalletinfo").get("descriptors"):
+            _require_imported(wallet.call("importdescriptors", [{**request, "active": False}]))
+        else:
+            _require_imported(wallet.call("importmulti", [{**request, "watchonly": True}], {"rescan": False}))
+        return upto_index
 
-    def _descriptor(self, code: str) -> str:
-        """`wpkh(<account key>/0/*)` with its checksum, checked to give the node Kassa's first address."""
-        family = get_asset(code).family
-        expected = derive_address(code, 0)[0]  # also refuses a malformed or foreign key, with the reason
-        key = ((settings.CHAIN_XPUBS or {}).get(family) or development_xpub(family)).strip()
-        version = _DESCRIPTOR_VERSIONS.get(self._config(code).network, _DESCRIPTOR_VERSIONS["testnet"])
-        node_key = Base58Encoder.CheckEncode(version + Base58Decoder.CheckDecode(key)[4:])
+    def _load_or_create(self, code: str, name: str, *, create: bool = True) -> None:
+        """Load the wallet (a restarted node loads only wallets marked to load on start-up); create the
+        watch-only deposit wallet when it does not exist; a missing payout wallet holds payouts."""
         node = self._node(code)
-        descriptor = str(node.call("getdescriptorinfo", f"wpkh({node_key}/0/*)")["descriptor"])
-        (first,) = node.call("deriveaddresses", descriptor, [0, 0])
-        if first != expected:
-            raise ImproperlyConfigured(
-                f"CHAIN_XPUBS[{family!r}]: the {code} node derives {first} as deposit address 0, Kassa "
-                f"{expected}; check the node's network"
-            )
-        return descriptor
+        if name in node.call("listwallets"):
+            return
+        try:
+            node.call("loadwallet", name)
+        except RpcError as exc:
+            if exc.code != RPC_WALLET_NOT_FOUND:
+                raise
+            if not create:
+                raise PayoutWalletMissing(f"the node has no wallet {name!r}; create and fund it") from exc
+            # Watch-only and blank: no private key ever; loaded again whenever the node starts.
+            node.call("createwallet", name, True, True, "", False, False, True)
 
     # --- deposits --------------------------------------------------------------------------------------
 
     def scan(self, code: str, cursor: dict[str, Any] | None) -> ScanResult:
         wallet = self._deposits(code)
-        since = (cursor or {}).get("hash") or ""
+        since = (cursor or {}).get("hash", "")
         needed = get_asset(code).confirmations
         answer = wallet.call("listsinceblock", since, needed, True, True)
         tip = self.tip(code)
@@ -161,7 +184,7 @@ class BitcoinCoreBackend(XpubAddressesMixin, BitcoinCorePayouts):
 
     def _transfer(self, code: str, entry: dict[str, Any], tip: BlockRef) -> ChainTransfer | None:
         if entry.get("category") != "receive" or "address" not in entry:
-            return None  # sends, coinbase ("generate", "immature", "orphan")
+            return None
         confirmations = int(entry.get("confirmations", 0))
         block = None
         if confirmations > 0 and entry.get("blockhash"):
@@ -175,13 +198,11 @@ class BitcoinCoreBackend(XpubAddressesMixin, BitcoinCorePayouts):
             tag="",
             amount=Decimal(entry["amount"]),
             confirmations=max(confirmations, 0),
-            state=DROPPED if confirmations < 0 else PENDING,
+            state=DROPPED if confirmations < 0 else "pending",
             block=block,
         )
 
     def recheck(self, code: str, keys: list[TransferKey]) -> list[ChainTransfer]:
-        """One transfer per key: its confirmations now, or DROPPED when a conflicting transaction was mined,
-        the wallet does not know the transaction, or it pays the wallet nothing at that output."""
         wallet = self._deposits(code)
         tip = self.tip(code)
         found: list[ChainTransfer] = []
@@ -207,10 +228,157 @@ class BitcoinCoreBackend(XpubAddressesMixin, BitcoinCorePayouts):
             found.append(transfer or _gone(key))
         return found
 
+    # --- payouts ---------------------------------------------------------------------------------------
 
-def _watched_until(code: str) -> int:
-    done = WatchRange.objects.filter(code=code).values_list("watched_until", flat=True).first()
-    return -1 if done is None else int(done)
+    def quote_fee(self, code: str) -> FeeQuote:
+        config = self._config(code)
+        node = self._node(code)
+        unit = f"{code}/kvB"
+        if get_asset(code).family == "bch":
+            estimate = node.call("estimatefee")
+            rate, source = (Decimal(estimate), "estimatefee") if Decimal(estimate) > 0 else (None, "")
+        else:
+            answer = node.call("estimatesmartfee", config.fee_target_blocks, "ECONOMICAL")
+            rate, source = (
+                (Decimal(answer["feerate"]), "estimatesmartfee") if "feerate" in answer else (None, "")
+            )
+        if rate is None:
+            rate, source = config.fee_fallback, "fallback"
+        floor = Decimal(node.call("getmempoolinfo").get("mempoolminfee", 0))
+        rate = max(rate, floor)
+        return FeeQuote(rate=rate, unit=unit, source=source, over_cap=rate > config.fee_cap)
+
+    def build(self, code: str, payments: list[Payment], fee: FeeQuote) -> UnsignedTx:
+        totals: dict[str, Decimal] = {}
+        for payment in payments:  # a node refuses one address twice in a transaction: pay it the sum
+            totals[payment.to] = totals.get(payment.to, Decimal(0)) + _amount(payment.amount)
+        outputs = [{address: amount} for address, amount in totals.items()]
+        options = {"feeRate": fee.rate, "replaceable": True, "lockUnspents": True}
+        try:
+            answer = self._payouts(code).call("walletcreatefundedpsbt", [], outputs, 0, options)
+        except RpcError as exc:
+            if exc.code == RPC_WALLET_INSUFFICIENT_FUNDS or "nsufficient funds" in exc.message:
+                raise InsufficientFunds(
+                    f"{sum(totals.values(), Decimal(0))} {code} to pay; the node says: {exc.message}"
+                ) from exc
+            raise
+        return UnsignedTx(code=code, payload=str(answer["psbt"]), payments=tuple(payments), fee=answer["fee"])
+
+    def signer(self, code: str) -> WalletSigner:
+        return WalletSigner(self, code)
+
+    def broadcast(self, code: str, tx: SignedTx) -> Outcome:
+        node = self._node(code)
+        try:
+            node.call("sendrawtransaction", tx.raw)
+        except NodeUnavailable:
+            return Outcome.UNAVAILABLE
+        except RpcError as exc:
+            text = exc.message.lower()
+            if "already in block chain" in text or exc.code == RPC_VERIFY_ALREADY_IN_CHAIN:
+                return Outcome.ALREADY_MINED if "mempool" not in text else Outcome.ALREADY_KNOWN
+            if "already-in-mempool" in text or "already known" in text:
+                return Outcome.ALREADY_KNOWN
+            if exc.code in (RPC_VERIFY_REJECTED, RPC_VERIFY_ERROR) and self._mined(code, tx.txid):
+                return Outcome.ALREADY_MINED
+            if "conflict" in text or "missingorspent" in text or "missing inputs" in text:
+                return Outcome.CONFLICT
+            return Outcome.REJECTED
+        return Outcome.ACCEPTED
+
+    def _mined(self, code: str, txid: str) -> bool:
+        try:
+            return int(self._payouts(code).call("gettransaction", txid).get("confirmations", 0)) > 0
+        except RpcError:
+            return False
+
+    def tx_status(self, code: str, txid: str) -> TxStatus:
+        try:
+            answer = self._payouts(code).call("gettransaction", txid)
+        except RpcError as exc:
+            if exc.code == RPC_INVALID_ADDRESS_OR_KEY:
+                return TxStatus(confirmations=0, known=False)
+            raise
+        confirmations = int(answer.get("confirmations", 0))
+        if confirmations == 0 and not self._in_mempool(code, txid):
+            return TxStatus(confirmations=0, known=False)  # dropped from the mempool: send it again
+        block = None
+        if confirmations > 0 and answer.get("blockhash"):
+            block = BlockRef(int(answer.get("blockheight", 0)), str(answer["blockhash"]))
+        return TxStatus(confirmations=confirmations, known=True, block=block)
+
+    def _in_mempool(self, code: str, txid: str) -> bool:
+        try:
+            self._node(code).call("getmempoolentry", txid)
+        except RpcError as exc:
+            if exc.code == RPC_INVALID_ADDRESS_OR_KEY:
+                return False
+            raise
+        return True
+
+    def release(self, code: str, raw: str) -> None:
+        """Unlock the inputs of a planned transaction that will never be sent (the node locked them)."""
+        inputs = [
+            {"txid": vin["txid"], "vout": vin["vout"]}
+            for vin in self._node(code).call("decoderawtransaction", raw)["vin"]
+        ]
+        with contextlib.suppress(RpcError):  # not locked any more (the node restarted): nothing to release
+            self._payouts(code).call("lockunspent", True, inputs)
+
+    def spendable(self, code: str) -> Decimal:
+        return Decimal(self._payouts(code).call("getbalances")["mine"]["trusted"])
+
+    def bump(self, code: str, txid: str, fee: FeeQuote) -> SignedTx | None:
+        """A replacement paying a higher fee (BIP 125; every payout is built replaceable), signed by the
+        payout wallet; None where the node cannot make one (no psbtbumpfee, or it refuses)."""
+        if get_asset(code).family == "bch":
+            return None  # Bitcoin Cash has no replace-by-fee
+        try:
+            answer = self._payouts(code).call("psbtbumpfee", txid)
+        except RpcError:
+            return None
+        unsigned = UnsignedTx(code=code, payload=str(answer["psbt"]), payments=(), fee=Decimal(answer["fee"]))
+        return self.signer(code).sign(unsigned)
+
+
+class _Wallet:
+    """Calls to one node wallet; a wallet the node has not loaded (it restarted) is loaded and the call
+    made again."""
+
+    def __init__(self, backend: BitcoinCoreBackend, code: str, name: str, *, create: bool) -> None:
+        self._backend, self._code, self._name, self._create = backend, code, name, create
+
+    def call(self, method: str, *params: Any) -> Any:
+        client = self._backend._node(self._code).wallet(self._name)
+        try:
+            return client.call(method, *params)
+        except RpcError as exc:
+            if exc.code != RPC_WALLET_NOT_FOUND:
+                raise
+        self._backend._load_or_create(self._code, self._name, create=self._create)
+        return client.call(method, *params)
+
+
+class WalletSigner:
+    """Signs with the node's payout wallet (PSBT): the node holds the key, Kassa never sees it."""
+
+    def __init__(self, backend: BitcoinCoreBackend, code: str) -> None:
+        self._backend, self._code = backend, code
+
+    def sign(self, tx: UnsignedTx) -> SignedTx:
+        wallet = self._backend._payouts(self._code)
+        try:
+            processed = wallet.call("walletprocesspsbt", tx.payload, True)
+        except RpcError as exc:
+            if exc.code == RPC_WALLET_UNLOCK_NEEDED:
+                raise PayoutWalletLocked("unlock it with walletpassphrase") from exc
+            raise
+        final = self._backend._node(self._code).call("finalizepsbt", processed["psbt"])
+        if not final.get("complete"):
+            raise PayoutWalletLocked("the node could not sign every input (a locked or watch-only wallet?)")
+        raw = str(final["hex"])
+        txid = self._backend._node(self._code).call("decoderawtransaction", raw)["txid"]
+        return SignedTx(txid=str(txid), raw=raw, fee=tx.fee)
 
 
 def _require_imported(results: list[dict[str, Any]]) -> None:

@@ -72,7 +72,6 @@ def test_addresses_are_imported_one_by_one_and_only_the_new_ones(bch):
     recorded = node(
         {
             "listwallets": ["kassa-deposits"],
-            "getaddressinfo": lambda address: {"address": address, "ismine": False, "iswatchonly": True},
             "importmulti": lambda requests, options: [{"success": True} for _ in requests],
         }
     )
@@ -102,56 +101,3 @@ def test_a_refused_import_is_an_error_not_a_silent_gap(bch):
     )
     with pytest.raises(RpcError, match="bad"):
         backend.ensure_watched("bch", 0)
-
-
-@pytest.mark.django_db
-def test_a_wallet_that_no_longer_watches_the_last_index_gets_the_whole_range_again(bch):
-    backend, node = bch
-    WatchRange.objects.create(code="bch", watched_until=2)
-    recorded = node(
-        {
-            "listwallets": ["kassa-deposits"],  # restored from an old backup: loaded, watching nothing
-            "getaddressinfo": lambda address: {"address": address, "ismine": False, "iswatchonly": False},
-            "importmulti": lambda requests, options: [{"success": True} for _ in requests],
-        }
-    )
-
-    assert backend.ensure_watched("bch", 4) == 4
-
-    ((requests, _),) = [params for method, params in recorded.calls if method == "importmulti"]
-    assert len(requests) == 5
-
-
-@pytest.mark.django_db
-def test_a_deposit_wallet_created_anew_watches_what_was_watched_before(bch):
-    backend, node = bch
-    WatchRange.objects.create(code="bch", watched_until=3)
-    recorded = node(
-        {
-            "listwallets": [],
-            "loadwallet": RpcError(
-                "loadwallet", -18, "Wallet file verification failed. Path does not exist."
-            ),
-            "createwallet": {"name": "kassa-deposits", "warning": ""},
-            "importmulti": lambda requests, options: [{"success": True} for _ in requests],
-            "listsinceblock": {"transactions": [], "removed": [], "lastblock": "00" * 32},
-            "getblockchaininfo": {"blocks": 0, "bestblockhash": "00" * 32},
-        }
-    )
-    wallet_calls = iter([RpcError("listsinceblock", -18, "Requested wallet does not exist or is not loaded")])
-    answer = recorded.answers["listsinceblock"]
-    recorded.answers["listsinceblock"] = lambda *params: _raise_or(next(wallet_calls, None), answer)
-
-    backend.scan("bch", None)  # the node lost the wallet: it is created and the 4 addresses watched again
-
-    assert [params for method, params in recorded.calls if method == "createwallet"] == [
-        ("kassa-deposits", True, True)  # Bitcoin Cash Node: no descriptors or load_on_startup argument
-    ]
-    ((requests, _),) = [params for method, params in recorded.calls if method == "importmulti"]
-    assert len(requests) == 4
-
-
-def _raise_or(error: Exception | None, answer: Any) -> Any:
-    if error is not None:
-        raise error
-    return answer
