@@ -25,6 +25,7 @@ import threading
 from decimal import Decimal
 from typing import Any
 
+from bip_utils import Base58Decoder, Base58Encoder
 from django.conf import settings
 
 from chains.base import (
@@ -52,6 +53,7 @@ from payments.assets import get_asset
 
 SATOSHI = Decimal("0.00000001")
 IMPORT_CHUNK = 500
+XPUB_VERSION, TPUB_VERSION = bytes.fromhex("0488b21e"), bytes.fromhex("043587cf")
 # Node error codes (src/rpc/protocol.h).
 RPC_INVALID_ADDRESS_OR_KEY = -5  # also: "Invalid or non-wallet transaction id", "Transaction not in mempool"
 RPC_WALLET_ERROR = -4
@@ -137,7 +139,7 @@ class BitcoinCoreBackend(XpubAddressesMixin):
                 ]
                 _require_imported(wallet.call("importmulti", requests, {"rescan": False}))
             return upto_index
-        key = (settings.CHAIN_XPUBS or {}).get(family) or development_xpub(family)
+        key = descriptor_key((settings.CHAIN_XPUBS or {}).get(family) or development_xpub(family), code)
         descriptor = self._node(code).call("getdescriptorinfo", f"wpkh({key}/0/*)")["descriptor"]
         request = {"desc": descriptor, "range": [0, upto_index], "timestamp": "now"}
         if wallet.call("getwalletinfo").get("descriptors"):
@@ -379,6 +381,15 @@ class WalletSigner:
         raw = str(final["hex"])
         txid = self._backend._node(self._code).call("decoderawtransaction", raw)["txid"]
         return SignedTx(txid=str(txid), raw=raw, fee=tx.fee)
+
+
+def descriptor_key(key: str, code: str) -> str:
+    """The account key as a node's descriptor reads it: only xpub (mainnet) and tpub (test networks) are
+    accepted there, so a zpub, Ltub or vpub is re-encoded with those version bytes (same key, same
+    addresses; the script type comes from the descriptor)."""
+    payload = Base58Decoder.CheckDecode(key.strip())
+    version = XPUB_VERSION if node_config(code).network == "mainnet" else TPUB_VERSION
+    return Base58Encoder.CheckEncode(version + payload[4:])
 
 
 def _require_imported(results: list[dict[str, Any]]) -> None:

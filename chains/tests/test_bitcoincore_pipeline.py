@@ -10,9 +10,11 @@ from decimal import Decimal
 from types import SimpleNamespace
 
 import pytest
+from bip_utils import Base58Decoder, Base58Encoder
 from django.core.management import call_command
 
 from chains.base import SignedTx, get_backend
+from chains.derivation import development_xpub
 from chains.models import ChainCursor, ChainTx, WatchRange
 from chains.scanning import WATCH_AHEAD, chain_scan
 from invoices.models import Invoice
@@ -319,3 +321,18 @@ def test_a_node_that_cannot_be_reached_pauses_ingestion_and_payouts(ltc, setting
     withdrawal.refresh_from_db()
     assert (withdrawal.status, withdrawal.txid) == ("processing", "")
     assert not ChainTx.objects.exists()
+
+
+def test_a_vpub_deposit_key_is_watched_as_the_node_reads_it(ltc, settings):
+    # Wallets export BIP-84 keys as vpub (zpub on mainnet); a node's descriptor takes only tpub (xpub).
+    tpub = development_xpub("ltc")
+    payload = Base58Decoder.CheckDecode(tpub)
+    settings.CHAIN_XPUBS = {"ltc": Base58Encoder.CheckEncode(bytes.fromhex("045f1cf6") + payload[4:])}
+    WatchRange.objects.filter(code="ltc").delete()
+    settings.CHAIN_NODES = {"ltc": {**settings.CHAIN_NODES["ltc"], "deposit_wallet": "deposits-vpub"}}
+    _scan_after(ltc)
+
+    static = StaticDepositAddressFactory(network="ltc")
+    txid = ltc.miner.pay(static.deposit_address.address, "0.1")
+    _scan_after(ltc)
+    assert Deposit.objects.get(txid=txid).deposit_address_id == static.deposit_address_id
