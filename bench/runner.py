@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 from types import FrameType
 
-from bench.core import BENCHMARKS, BenchContext, Result, WrkSettings
+from bench.core import BENCHMARKS, BenchContext, Benchmark, Result, WrkSettings
 from bench.server import (
     ServerError,
     create_merchant,
@@ -29,7 +29,7 @@ def main() -> int:
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
         return _run()
-    except (WrkError, ServerError) as exc:
+    except (WrkError, ServerError, BenchUsageError) as exc:
         print(f"\nBENCH FAILED: {exc}", file=sys.stderr)
         return 2
 
@@ -40,6 +40,8 @@ def _run() -> int:
     wrk_path = ensure_wrk()
     setup_django()
     import bench.benchmarks  # noqa: F401 - registers the kinds, after Django is configured
+
+    kinds = _selected()
 
     database = prepare_database()
     company_id, token = create_merchant()
@@ -53,7 +55,7 @@ def _run() -> int:
                 base_url=base_url, token=token, company_id=company_id, wrk=settings, workdir=workdir
             )
             results: list[Result] = []
-            for kind in BENCHMARKS:
+            for kind in kinds:
                 results += kind(ctx)
         print(_table(results))
         failed = [r for r in results if r.failures]
@@ -68,6 +70,20 @@ def _run() -> int:
             print("\ngunicorn log (last 40 lines):")
             print("\n".join(server_log.splitlines()[-40:]))
         return 1
+
+
+def _selected() -> list[Benchmark]:
+    """Every kind, or those `BENCH_ONLY` names (comma-separated function names, e.g. deposit_ingestion)."""
+    only = {name.strip() for name in os.environ.get("BENCH_ONLY", "").split(",") if name.strip()}
+    unknown = only - {kind.__name__ for kind in BENCHMARKS}
+    if unknown:
+        known = ", ".join(kind.__name__ for kind in BENCHMARKS)
+        raise BenchUsageError(f"BENCH_ONLY names no benchmark: {', '.join(sorted(unknown))} (known: {known})")
+    return [kind for kind in BENCHMARKS if not only or kind.__name__ in only]
+
+
+class BenchUsageError(Exception):
+    pass
 
 
 def _print_environment(database: str, workers: int, why: str, settings: WrkSettings, wrk_path: str) -> None:

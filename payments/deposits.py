@@ -4,6 +4,11 @@ Owners register a handler per `DepositAddress.Owner` (static addresses here, inv
 app), so payments never imports the apps built on it. Handlers run inside the ingestion transaction, with
 the deposit row locked: what they write (ledger entries, status changes, webhook events) commits or rolls
 back with it.
+
+A scan's transfers are ingested in batches (`deposits_ingest`): one transaction per batch, new transfers
+routed, recorded and confirmed with a few set-based statements, and handlers offering `on_seen_many` /
+`on_confirmed_many` called once per batch. A batch that raises is rolled back whole and ingested again
+one transfer per transaction (`deposit_ingest`), so one bad transfer is quarantined alone.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from alerts.services import alert_raise
 from chains.addresses import route_key
 from chains.base import DROPPED, FAILED, FROZEN, ChainTransfer, TransferKey
 from payments.assets import get_asset
+from payments.bulkinsert import bulk_insert
 from payments.models import Company, Deposit, DepositAddress, QuarantinedTransfer
 
 logger = logging.getLogger(__name__)
@@ -81,10 +87,16 @@ def deposit_ingest(transfer: ChainTransfer) -> Deposit | None:
             deposit = (
                 Deposit.objects.select_for_update(of=("self",)).select_related("deposit_address").get(**key)
             )
+    _advance(deposit, transfer)
+    return deposit
+
+
+def _advance(deposit: Deposit, transfer: ChainTransfer) -> None:
+    """Move a recorded deposit (row-locked) to what the chain now reports of its transfer."""
     if deposit.status != Deposit.Status.SEEN:
         if deposit.status == Deposit.Status.CONFIRMED and transfer.state == DROPPED:
             _reversed(deposit)
-        return deposit  # final: a late replay of a confirmed, failed, frozen or dropped transfer does nothing
+        return  # final: a late replay of a confirmed, failed, frozen or dropped transfer does nothing
 
     handler = _handler_for(deposit)
     if transfer.state in _FAILED_STATES:
@@ -93,12 +105,12 @@ def deposit_ingest(transfer: ChainTransfer) -> Deposit | None:
         deposit.save(update_fields=["status", "confirmations", "updated_at"])
         if handler:
             handler.on_failed(deposit)
-        return deposit
-    reached = transfer.confirmations >= asset.confirmations
+        return
+    reached = transfer.confirmations >= get_asset(deposit.code).confirmations
     height, block_hash = (transfer.block.height, transfer.block.hash) if transfer.block else (None, "")
     moved = (height, block_hash) != (deposit.block_height, deposit.block_hash)
     if transfer.confirmations == deposit.confirmations and not reached and not moved:
-        return deposit  # nothing new: no write
+        return  # nothing new: no write
     deposit.confirmations = transfer.confirmations
     deposit.block_height, deposit.block_hash = height, block_hash
     fields = ["confirmations", "block_height", "block_hash", "updated_at"]
@@ -110,7 +122,6 @@ def deposit_ingest(transfer: ChainTransfer) -> Deposit | None:
             handler.on_confirmed(deposit)
     else:
         deposit.save(update_fields=fields)
-    return deposit
 
 
 _FAILED_STATES = {
@@ -134,39 +145,131 @@ def _reversed(deposit: Deposit) -> None:
 
 
 def _record_new(transfer: ChainTransfer, key: dict[str, object]) -> Deposit | None:
-    owner = _route(transfer)
-    company: Company | None
-    if owner is not None and owner.code != key["code"]:
-        # The address is ours but for another asset (e.g. ETH sent to a USDC address): recorded against the
-        # company for a person to look at, never credited as the wrong asset.
-        logger.warning(
-            "deposit %s of %s reached %s address %s", transfer.txid, key["code"], owner.code, owner
-        )
-        company, owner = owner.company, None
-    else:
-        company = owner.company if owner else None
+    deposit = _new_deposit(transfer, str(key["code"]), _route(transfer), confirmations=0)
     try:
         with transaction.atomic():
-            deposit = Deposit.objects.create(
-                **key,
-                address=transfer.address,
-                tag=transfer.tag or "",
-                from_address=transfer.from_address,
-                amount=transfer.amount,
-                confirmations=0,
-                block_height=transfer.block.height if transfer.block else None,
-                block_hash=transfer.block.hash if transfer.block else "",
-                deposit_address=owner,
-                company=company,
-            )
+            deposit.save(force_insert=True)
     except IntegrityError:
         return None
-    if owner is None:
-        logger.info("deposit %s to unknown address %s recorded", transfer.txid, transfer.address)
     handler = _handler_for(deposit)
     if handler:
         handler.on_seen(deposit)
     return deposit
+
+
+def _new_deposit(
+    transfer: ChainTransfer, code: str, owner: DepositAddress | None, *, confirmations: int
+) -> Deposit:
+    """The row a first-seen transfer is recorded as, owned by `owner` when the address is ours for `code`."""
+    company: Company | None
+    if owner is not None and owner.code != code:
+        # The address is ours but for another asset (e.g. ETH sent to a USDC address): recorded against the
+        # company for a person to look at, never credited as the wrong asset.
+        logger.warning("deposit %s of %s reached %s address %s", transfer.txid, code, owner.code, owner)
+        company, owner = owner.company, None
+    else:
+        company = owner.company if owner else None
+    if owner is None:
+        logger.info("deposit %s to unknown address %s recorded", transfer.txid, transfer.address)
+    return Deposit(
+        code=code,
+        txid=transfer.txid,
+        output_index=transfer.output_index,
+        address=transfer.address,
+        tag=transfer.tag or "",
+        from_address=transfer.from_address,
+        amount=transfer.amount,
+        confirmations=confirmations,
+        block_height=transfer.block.height if transfer.block else None,
+        block_hash=transfer.block.hash if transfer.block else "",
+        deposit_address=owner,
+        company=company,
+    )
+
+
+# --- batches ---------------------------------------------------------------------------------------------
+
+# Transfers ingested per transaction by `deposits_ingest`.
+INGEST_BATCH = 500
+
+
+@transaction.atomic
+def _ingest_batch(code: str, transfers: list[ChainTransfer]) -> None:
+    """Ingest `transfers` of one code in one transaction, new ones set-based; the same as `deposit_ingest`
+    for each, in order, except that every new transfer is seen before any is confirmed."""
+    asset = get_asset(code)
+    batch: dict[TransferKey, ChainTransfer] = {}
+    again: list[ChainTransfer] = []  # a key reported twice in one scan: its later reports one by one
+    for transfer in transfers:
+        if transfer.key in batch:
+            again.append(transfer)
+        else:
+            batch[transfer.key] = transfer
+    recorded = {
+        (deposit.txid, deposit.output_index): deposit
+        for deposit in Deposit.objects.select_for_update(of=("self",))
+        .select_related("deposit_address")
+        .filter(code=asset.code, txid__in={transfer.txid for transfer in batch.values()})
+    }
+    new: list[ChainTransfer] = []
+    for transfer in batch.values():
+        deposit = recorded.get((transfer.txid, transfer.output_index))
+        if deposit is not None:
+            _advance(deposit, transfer)
+        elif transfer.state != DROPPED:
+            new.append(transfer)
+    if new:
+        _record_many(asset.code, new)
+    for transfer in again:
+        deposit_ingest(transfer)
+
+
+def _record_many(code: str, transfers: list[ChainTransfer]) -> None:
+    """Route, record and advance first-seen transfers: one query per step, not per transfer."""
+    keys = [(route_key(code, transfer.address), (transfer.tag or "").strip()) for transfer in transfers]
+    owners = {
+        (address.route_key, address.tag): address
+        for address in DepositAddress.objects.filter(route_key__in={key for key, _ in keys})
+    }
+    companies = Company.objects.in_bulk({address.company_id for address in owners.values()})
+    for address in owners.values():
+        address.company = companies[address.company_id]  # one instance per company, not one per address
+    confirmations = get_asset(code).confirmations
+    now = timezone.now()
+    deposits: list[Deposit] = []
+    failed: list[tuple[Deposit, ChainTransfer]] = []
+    reached: list[Deposit] = []
+    for transfer, key in zip(transfers, keys, strict=True):
+        deposit = _new_deposit(transfer, code, owners.get(key), confirmations=max(transfer.confirmations, 0))
+        deposits.append(deposit)
+        if transfer.state in _FAILED_STATES:
+            failed.append((deposit, transfer))
+        elif transfer.confirmations >= confirmations:
+            # Recorded confirmed at once (no second write); its handler still hears seen, then confirmed.
+            deposit.status, deposit.confirmed_at = Deposit.Status.CONFIRMED, now
+            reached.append(deposit)
+    # A concurrent scanner's insert of one of them raises IntegrityError: the batch is retried one by one.
+    bulk_insert(deposits)
+    _notify(deposits, "on_seen")
+    for deposit, transfer in failed:
+        _advance(deposit, transfer)
+    _notify(reached, "on_confirmed")
+
+
+def _notify(deposits: list[Deposit], event: str) -> None:
+    """Call each owner's handler for `deposits`: its `<event>_many` once if it has one, else per deposit."""
+    by_handler: dict[int, tuple[DepositHandler, list[Deposit]]] = {}
+    for deposit in deposits:
+        handler = _handler_for(deposit)
+        if handler is not None:
+            by_handler.setdefault(id(handler), (handler, []))[1].append(deposit)
+    for handler, group in by_handler.values():
+        many = getattr(handler, f"{event}_many", None)
+        if many is not None:
+            many(group)
+        else:
+            for deposit in group:
+                getattr(handler, event)(deposit)
 
 
 # A transfer whose ingestion raised waits this long before its next try, doubling up to the cap.
@@ -175,21 +278,46 @@ QUARANTINE_MAX_PAUSE = timedelta(hours=1)
 
 
 def deposits_ingest(code: str, transfers: list[ChainTransfer]) -> int:
-    """Ingest each transfer of one code in its own transaction; returns how many were ingested.
+    """Ingest transfers of one code, `INGEST_BATCH` per transaction; returns how many were ingested.
 
     One transfer that cannot be ingested (a bug, a value the ledger refuses) is quarantined and the others
-    go on: it must never hold back every later payment of the chain. A database outage is not a bad
+    go on: it must never hold back every later payment of the chain. Its batch is rolled back and ingested
+    again one transfer per transaction, so only the bad one is held. A database outage is not a bad
     transfer: it propagates, and the next scan tries again.
     """
     if not transfers:
         return 0
     quarantined = {(row.txid, row.output_index): row for row in QuarantinedTransfer.objects.filter(code=code)}
     now = timezone.now()
+    due = [
+        transfer
+        for transfer in transfers
+        if (held := quarantined.get((transfer.txid, transfer.output_index))) is None or held.retry_at <= now
+    ]
+    ingested = 0
+    for start in range(0, len(due), INGEST_BATCH):
+        batch = due[start : start + INGEST_BATCH]
+        try:
+            _ingest_batch(code, batch)
+        except (OperationalError, InterfaceError):
+            raise
+        except Exception as exc:
+            logger.warning("%s: a batch of %s transfers failed (%r); one by one now", code, len(batch), exc)
+            ingested += _ingest_each(batch, quarantined)
+            continue
+        ingested += len(batch)
+        _released(
+            [quarantined[t.txid, t.output_index] for t in batch if (t.txid, t.output_index) in quarantined]
+        )
+    return ingested
+
+
+def _ingest_each(
+    transfers: list[ChainTransfer], quarantined: dict[tuple[str, int], QuarantinedTransfer]
+) -> int:
     ingested = 0
     for transfer in transfers:
         held = quarantined.get((transfer.txid, transfer.output_index))
-        if held is not None and held.retry_at > now:
-            continue
         try:
             deposit_ingest(transfer)
         except (OperationalError, InterfaceError):
@@ -199,9 +327,16 @@ def deposits_ingest(code: str, transfers: list[ChainTransfer]) -> int:
             continue
         ingested += 1
         if held is not None:
-            held.delete()
-            logger.info("quarantined transfer %s %s:%s ingested", code, transfer.txid, transfer.output_index)
+            _released([held])
     return ingested
+
+
+def _released(rows: list[QuarantinedTransfer]) -> None:
+    if not rows:
+        return
+    QuarantinedTransfer.objects.filter(pk__in=[row.pk for row in rows]).delete()
+    for row in rows:
+        logger.info("quarantined transfer %s %s:%s ingested", row.code, row.txid, row.output_index)
 
 
 def open_transfer_keys(code: str) -> set[TransferKey]:

@@ -21,6 +21,7 @@ from uuid import UUID
 from django.db import IntegrityError, transaction
 
 from payments.assets import Asset, get_asset
+from payments.bulkinsert import bulk_insert
 from payments.errors import DomainError, FieldError
 from payments.fields import MoneySum
 from payments.models import Account, LedgerEntry
@@ -148,23 +149,82 @@ def _append(
     )
 
 
-@transaction.atomic
 def ledger_credit(
     *, company_id: CompanyId, code: str, amount: Decimal, kind: str, reference: str
 ) -> LedgerEntry:
     """available += amount. A replayed (kind, reference) returns the first entry: a deposit credits once."""
-    if kind not in CREDIT_KINDS:
-        raise ValueError(f"{kind!r} is not a credit kind; use one of {sorted(CREDIT_KINDS)}.")
-    asset = get_asset(code)
-    _require_amount(amount, asset)
-    _require_reference(reference)
-    account = account_for_update(company_id=company_id, code=asset.code)
+    return ledger_credit_many([Credit(company_id, code, amount, kind, reference)])[0]
 
-    done = _existing(account, kind, reference)
-    if done is not None:
-        _require_replay_matches(done, amount, _ZERO)
-        return done
-    return _append(account, kind=kind, reference=reference, available_delta=amount, held_delta=_ZERO)
+
+@dataclass(frozen=True)
+class Credit:
+    company_id: CompanyId
+    code: str
+    amount: Decimal
+    kind: str
+    reference: str
+
+
+@transaction.atomic
+def ledger_credit_many(credits: Sequence[Credit]) -> list[LedgerEntry]:
+    """`ledger_credit` for many credits at once (a batch of confirmed deposits): every account locked once,
+    in one order, one entry each, replays returned as written. Returns the entries in the order given."""
+    items: list[Credit] = []
+    seen: set[tuple[str, str, str, str]] = set()
+    for credit in credits:
+        if credit.kind not in CREDIT_KINDS:
+            raise ValueError(f"{credit.kind!r} is not a credit kind; use one of {sorted(CREDIT_KINDS)}.")
+        asset = get_asset(credit.code)
+        _require_amount(credit.amount, asset)
+        _require_reference(credit.reference)
+        once = (str(credit.company_id), asset.code, credit.kind, credit.reference)
+        if once in seen:
+            raise ValueError(f"{credit.kind} {credit.reference!r} appears twice in one batch of credits.")
+        seen.add(once)
+        items.append(Credit(credit.company_id, asset.code, credit.amount, credit.kind, credit.reference))
+    if not items:
+        return []
+    # Deadlock avoidance: accounts are locked in one (company, code) order by every batch.
+    accounts = {
+        key: account_for_update(company_id=key[0], code=key[1])
+        for key in sorted({(str(item.company_id), item.code) for item in items})
+    }
+    replayed = {
+        (entry.account_id, entry.kind, entry.reference): entry
+        for entry in LedgerEntry.objects.filter(
+            account__in=list(accounts.values()),
+            kind__in={item.kind for item in items},
+            reference__in={item.reference for item in items},
+        )
+    }
+    fresh: list[LedgerEntry] = []
+    for item in items:
+        account = accounts[str(item.company_id), item.code]
+        done = replayed.get((account.pk, item.kind, item.reference))
+        if done is not None:
+            _require_replay_matches(done, item.amount, _ZERO)
+            continue
+        with decimal.localcontext(MONEY_CONTEXT):
+            account.available += item.amount
+        fresh.append(
+            LedgerEntry(
+                account=account,
+                kind=item.kind,
+                available_delta=item.amount,
+                held_delta=_ZERO,
+                reference=item.reference,
+            )
+        )
+    credited = {entry.account_id for entry in fresh}
+    for account in accounts.values():
+        if account.pk in credited:
+            account.save(update_fields=["available", "held", "updated_at"])
+    created = iter(bulk_insert(fresh))
+    entries = []
+    for item in items:
+        account = accounts[str(item.company_id), item.code]
+        entries.append(replayed.get((account.pk, item.kind, item.reference)) or next(created))
+    return entries
 
 
 @transaction.atomic

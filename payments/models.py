@@ -95,7 +95,8 @@ class LedgerEntry(models.Model):
         WITHDRAWAL_POST = "withdrawal_post"  # held leaves on completion
         ADJUSTMENT = "adjustment"
 
-    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="entries")
+    # No index of its own: ledger_account_time_idx and ledger_entry_once start with it.
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="entries", db_index=False)
     kind = models.CharField(max_length=24, choices=Kind.choices)
     available_delta = MoneyField()
     held_delta = MoneyField()

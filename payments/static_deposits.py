@@ -9,11 +9,11 @@ from payments.assets import get_asset, normalize_code
 from payments.deposit_addresses import deposit_address_allocate
 from payments.deposits import register_deposit_handler
 from payments.errors import FieldError, UnsupportedAsset, ValidationFailed
-from payments.ledger import ledger_credit
+from payments.ledger import Credit, ledger_credit_many
 from payments.models import Company, Deposit, DepositAddress, LedgerEntry, StaticDepositAddress
 from webhooks.models import WebhookEvent
 from webhooks.payloads import deposit_body
-from webhooks.services import webhook_publish
+from webhooks.services import webhook_publish_many
 
 
 def static_address_get_or_create(
@@ -67,45 +67,67 @@ class StaticDepositHandler:
     """Deposits to static addresses: processing when seen, credited and done when confirmed."""
 
     def on_seen(self, deposit: Deposit) -> None:
-        _publish(deposit, "processing")
+        self.on_seen_many([deposit])
+
+    def on_seen_many(self, deposits: list[Deposit]) -> None:
+        _publish([(deposit, "processing") for deposit in deposits])
 
     def on_confirmed(self, deposit: Deposit) -> None:
-        assert deposit.company_id is not None
-        ledger_credit(
-            company_id=deposit.company_id,
-            code=deposit.code,
-            amount=deposit.amount,
-            kind=LedgerEntry.Kind.DEPOSIT_CREDIT,
-            reference=f"deposit:{deposit.pk}",
-        )
-        _publish(deposit, "done")
+        self.on_confirmed_many([deposit])
+
+    def on_confirmed_many(self, deposits: list[Deposit]) -> None:
+        credits = []
+        for deposit in deposits:
+            assert deposit.company_id is not None
+            credits.append(
+                Credit(
+                    deposit.company_id,
+                    deposit.code,
+                    deposit.amount,
+                    LedgerEntry.Kind.DEPOSIT_CREDIT,
+                    f"deposit:{deposit.pk}",
+                )
+            )
+        ledger_credit_many(credits)
+        _publish([(deposit, "done") for deposit in deposits])
 
     def on_failed(self, deposit: Deposit) -> None:
         # "failed" or "frozen", as the webhook names them; a dropped transfer failed on the chain's side.
-        _publish(deposit, "frozen" if deposit.status == Deposit.Status.FROZEN else "failed")
+        _publish([(deposit, "frozen" if deposit.status == Deposit.Status.FROZEN else "failed")])
 
 
-def _publish(deposit: Deposit, status: str) -> None:
-    static = StaticDepositAddress.objects.select_related("company", "deposit_address").get(
-        deposit_address_id=deposit.deposit_address_id
-    )
-    asset = get_asset(deposit.code)
-    body = deposit_body(
-        amount=deposit.amount,
-        asset=asset.base,
-        network=asset.code,
-        deposit_address=static.deposit_address.address,
-        status=status,
-        address_id=str(static.pk),
-        internal_user_id=static.internal_user_id,
-        tx_hash=deposit.txid,
-        email=static.email or None,
-        fee_payer=static.company.default_fee_payer,
-        sandbox=is_sandbox(asset.code),
-    )
-    webhook_publish(
-        company=static.company, family=WebhookEvent.Family.DEPOSIT, object_id=str(deposit.pk), body=body
-    )
+def _publish(updates: list[tuple[Deposit, str]]) -> None:
+    """One deposit webhook event per (deposit, status); their static addresses and companies read at once."""
+    statics = {
+        row["deposit_address_id"]: row
+        for row in StaticDepositAddress.objects.filter(
+            deposit_address_id__in={deposit.deposit_address_id for deposit, _ in updates}
+        ).values(
+            "pk", "deposit_address_id", "deposit_address__address", "internal_user_id", "email", "company_id"
+        )
+    }
+    companies = Company.objects.in_bulk({row["company_id"] for row in statics.values()})
+    events = []
+    for deposit, status in updates:
+        assert deposit.deposit_address_id is not None
+        static = statics[deposit.deposit_address_id]
+        company = companies[static["company_id"]]
+        asset = get_asset(deposit.code)
+        body = deposit_body(
+            amount=deposit.amount,
+            asset=asset.base,
+            network=asset.code,
+            deposit_address=static["deposit_address__address"],
+            status=status,
+            address_id=str(static["pk"]),
+            internal_user_id=static["internal_user_id"],
+            tx_hash=deposit.txid,
+            email=static["email"] or None,
+            fee_payer=company.default_fee_payer,
+            sandbox=is_sandbox(asset.code),
+        )
+        events.append((company, WebhookEvent.Family.DEPOSIT, str(deposit.pk), body))
+    webhook_publish_many(events)
 
 
 register_deposit_handler(DepositAddress.Owner.STATIC, StaticDepositHandler())

@@ -77,14 +77,15 @@ def test_quarantined_transfer_waits_then_is_retried_and_released(api, merchant, 
     tx = _unseen_transfer("btc", address, "0.02")
     calls = []
 
-    def failing_ingest(transfer):
+    def failing_record(transfer, *args, **kwargs):
         calls.append(transfer.txid)
         raise RuntimeError("handler bug")
 
-    monkeypatch.setattr("payments.deposits.deposit_ingest", failing_ingest)
+    # Where the batch and the one-by-one retry both pass: the batch fails, the retry fails and quarantines.
+    monkeypatch.setattr("payments.deposits._new_deposit", failing_record)
     chain_scan("btc")
     chain_scan("btc")  # within the pause: not tried again
-    assert calls == [tx.txid]
+    assert calls == [tx.txid, tx.txid]  # its batch, then alone
     monkeypatch.undo()
     QuarantinedTransfer.objects.filter(txid=tx.txid).update(retry_at=timezone.now() - timedelta(seconds=1))
 

@@ -12,6 +12,7 @@ import logging
 import random
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from importlib.metadata import PackageNotFoundError, version
@@ -28,6 +29,7 @@ from django.utils import timezone
 
 from config.tasks import task
 from payments import jsonutil
+from payments.bulkinsert import bulk_insert
 from payments.errors import InvalidState, NotFound
 from payments.models import Company
 from payments.services import company_previous_signing_secret, company_signing_secret
@@ -64,7 +66,7 @@ def webhook_publish(*, company: Company, family: str, object_id: str, body: dict
     return webhook_publish_many([(company, family, object_id, body)])[0]
 
 
-def webhook_publish_many(events: list[tuple[Company, str, str, dict[str, Any]]]) -> list[WebhookEvent]:
+def webhook_publish_many(events: Sequence[tuple[Company, str, str, dict[str, Any]]]) -> list[WebhookEvent]:
     """`webhook_publish` for many events at once (company, family, object_id, body): one INSERT, one message
     per deliverable event after commit. For set-based transitions such as the expiry sweep."""
     webhook_deliver = task(DELIVER_TASK)
@@ -81,7 +83,7 @@ def webhook_publish_many(events: list[tuple[Company, str, str, dict[str, Any]]])
         )
         for company, family, object_id, body in events
     ]
-    created = WebhookEvent.objects.bulk_create(rows, batch_size=1000)
+    created = bulk_insert(rows)
     for event in created:
         if event.status == WebhookEvent.Status.PENDING:
             webhook_deliver.delay_on_commit(str(event.pk))

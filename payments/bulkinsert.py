@@ -1,0 +1,107 @@
+"""`bulk_insert`: Django's `bulk_create` for hot paths, with PostgreSQL's COPY.
+
+`bulk_create` renders one placeholder per value: for a batch of 500 rows of 15 columns that is 7,500
+placeholders compiled by the ORM and merged (and escaped) by the driver, which costs far more than
+PostgreSQL's insert itself (measured in `make bench`: about 0.2 ms per deposit row against 0.01 ms in the
+database). On PostgreSQL this writes the same rows with `COPY ... FROM STDIN`, formatted by psycopg's C
+row writer. Values are prepared by each field exactly as `bulk_create` prepares them (`pre_save`,
+`get_db_prep_save`); constraints, defaults of the model and the caller's transaction apply as usual.
+Generated keys are drawn from the column's sequence first and set on the objects. Elsewhere (SQLite) it is
+`bulk_create`. COPY bypasses Django's cursor wrappers, so these statements are not in `connection.queries`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TypeVar
+
+from django.db import DEFAULT_DB_ALIAS, connection, connections
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import (
+    AutoField,
+    BigAutoField,
+    BigIntegerField,
+    BooleanField,
+    CharField,
+    Field,
+    IntegerField,
+    Model,
+    PositiveBigIntegerField,
+    PositiveIntegerField,
+    PositiveSmallIntegerField,
+    SmallIntegerField,
+    TextField,
+)
+from psycopg import sql
+
+M = TypeVar("M", bound=Model)
+
+
+def bulk_insert(objs: Sequence[M], *, batch_size: int = 1000) -> list[M]:
+    """Insert `objs` (all of one model, new rows) and return them with their primary keys set."""
+    if not objs:
+        return []
+    if connection.vendor != "postgresql":
+        return type(objs[0])._default_manager.bulk_create(objs, batch_size=batch_size)
+    for start in range(0, len(objs), batch_size):
+        _insert(objs[start : start + batch_size])
+    return list(objs)
+
+
+def _insert(objs: Sequence[Model]) -> None:
+    meta = type(objs[0])._meta
+    pk = meta.pk
+    assert pk is not None
+    keyless = [obj for obj in objs if obj.pk is None]
+    if isinstance(pk, AutoField) and keyless:  # BigAutoField and SmallAutoField subclass it
+        # Keys drawn from the column's sequence first, so each object gets its own row's key without relying
+        # on the order of RETURNING.
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
+                [meta.db_table, pk.column, len(keyless)],
+            )
+            for obj, (new_pk,) in zip(keyless, cursor.fetchall(), strict=True):
+                setattr(obj, pk.attname, new_pk)
+    fields = meta.concrete_fields
+    db = connections[DEFAULT_DB_ALIAS]  # the connection itself: the `connection` proxy costs a lookup per use
+    columns = [[_prepared(field, field.pre_save(obj, add=True), db) for obj in objs] for field in fields]
+    statement = sql.SQL("COPY {} ({}) FROM STDIN").format(
+        sql.Identifier(meta.db_table),
+        sql.SQL(", ").join(sql.Identifier(str(field.column)) for field in fields),
+    )
+    # wrap_database_errors: the driver's errors surface as Django's (IntegrityError, OperationalError ...),
+    # as they do from every ORM statement.
+    with db.cursor() as cursor, db.wrap_database_errors, cursor.cursor.copy(statement) as copy:
+        for row in zip(*columns, strict=True):
+            copy.write_row(row)
+    for obj in objs:
+        obj._state.adding = False
+        obj._state.db = db.alias
+
+
+# Field classes (exactly these, not subclasses that may prepare values their own way) whose
+# `get_db_prep_save` returns a value of the given type unchanged: the hot path skips the call for them.
+_UNCHANGED: dict[type[Field], type] = {
+    **{cls: str for cls in (CharField, TextField)},
+    **{
+        cls: int
+        for cls in (
+            IntegerField,
+            SmallIntegerField,
+            BigIntegerField,
+            PositiveIntegerField,
+            PositiveSmallIntegerField,
+            PositiveBigIntegerField,
+            AutoField,
+            BigAutoField,
+        )
+    },
+    BooleanField: bool,
+}
+
+
+def _prepared(field: Field, value: object, db: BaseDatabaseWrapper) -> object:
+    if type(value) is _UNCHANGED.get(type(field)):
+        return value
+    return field.get_db_prep_save(value, db)
