@@ -205,7 +205,14 @@ class PayoutBackend(Protocol):
     def spendable(self, code: str) -> Decimal: ...
 
     def bump(self, code: str, txid: str, fee: FeeQuote) -> SignedTx | None:
-        """A replacement (RBF) or child (CPFP) paying `fee` for a stuck transaction, or None."""
+        """A replacement of a stuck transaction (RBF: the same payments, a higher fee), signed; None where
+        the chain or node cannot replace it."""
+        ...
+
+    def child(self, code: str, txid: str, fee: FeeQuote) -> SignedTx | None:
+        """A child of a stuck transaction (CPFP): spends its change back to the payout wallet and pays
+        enough that the two together pay `fee`, signed; None where it cannot (no change, or the parent
+        already pays that rate)."""
         ...
 
 

@@ -174,6 +174,9 @@ class SandboxBackend(XpubAddressesMixin):
     def bump(self, code: str, txid: str, fee: FeeQuote) -> SignedTx | None:
         return None  # sandbox transactions are never stuck
 
+    def child(self, code: str, txid: str, fee: FeeQuote) -> SignedTx | None:
+        return None
+
 
 class SandboxSigner:
     def sign(self, tx: UnsignedTx) -> SignedTx:

@@ -41,6 +41,7 @@ from chains.base import (
     Payment,
     PayoutHeld,
     SignedTx,
+    TxStatus,
     get_backend,
     held_kinds,
     is_offered,
@@ -255,8 +256,11 @@ def payout_monitor(code: str, *, plan: bool = True) -> None:
             payout_broadcast(chain_tx.pk)  # stored but never accepted: a crash before the broadcast
             continue
         status = backend.tx_status(code, chain_tx.txid)
+        if chain_tx.kind == ChainTx.Kind.CHILD:
+            _follow_child(chain_tx, status, needed)
+            continue
         # A transaction with a replacement in flight is decided by whichever of them confirms.
-        replaced = _in_flight(chain_tx.replacements.all())
+        replaced = _in_flight(chain_tx.replacements.filter(kind=ChainTx.Kind.BUMP))
         if status.failed:
             reason = f"The transaction {status.failure or 'failed'} on chain."
             _settle(chain_tx.pk, ChainTxStatus.FAILED, reason=reason)
@@ -275,7 +279,7 @@ def payout_monitor(code: str, *, plan: bool = True) -> None:
                 message=f"{code} payout {chain_tx.txid} conflicts with a confirmed transaction; "
                 "its withdrawals wait for a person",
             )
-        elif status.confirmations == 0 and _stuck(chain_tx):
+        elif status.confirmations == 0 and _stuck(chain_tx) and not _in_flight(chain_tx.replacements.all()):
             _replace(backend, code, chain_tx)
         elif status.confirmations != chain_tx.confirmations:
             ChainTx.objects.filter(pk=chain_tx.pk).update(confirmations=status.confirmations)
@@ -299,27 +303,48 @@ def _stuck(chain_tx: ChainTx) -> bool:
 
 
 def _replace(backend: ChainBackend, code: str, chain_tx: ChainTx) -> None:
-    """A replacement paying a higher fee, stored with the same withdrawals before it is sent."""
+    """Speed up a stuck payout, once: a replacement paying a higher fee (RBF), stored with the same
+    withdrawals before it is sent; where the chain cannot replace it, a child spending its change (CPFP),
+    which pays no withdrawal (the parent stays the payout). Neither: it waits, never rebuilt."""
     fee = backend.quote_fee(code)
     if fee.over_cap:
         return  # a higher fee than the cap allows: it waits as it is
-    signed = backend.bump(code, chain_tx.txid, fee)
+    kind, signed = ChainTx.Kind.BUMP, backend.bump(code, chain_tx.txid, fee)
     if signed is None:
-        return  # the chain cannot replace it (no RBF): it waits, never rebuilt
+        kind, signed = ChainTx.Kind.CHILD, backend.child(code, chain_tx.txid, fee)
+    if signed is None:
+        return
     with transaction.atomic():
-        bump = ChainTx.objects.create(
+        helper = ChainTx.objects.create(
             code=code,
-            kind=ChainTx.Kind.BUMP,
+            kind=kind,
             replaces=chain_tx,
             txid=signed.txid,
             raw=signed.raw,
             fee=signed.fee,
             fee_rate=f"{fee.rate} {fee.unit} ({fee.source})",
         )
-        links = WithdrawalTx.objects.filter(chain_tx=chain_tx).values_list("withdrawal_id", flat=True)
-        WithdrawalTx.objects.bulk_create([WithdrawalTx(withdrawal_id=pk, chain_tx=bump) for pk in links])
-    logger.info("%s: payout %s stuck, replaced by %s paying %s", code, chain_tx.txid, bump.txid, bump.fee)
-    payout_broadcast(bump.pk)
+        if kind == ChainTx.Kind.BUMP:
+            links = WithdrawalTx.objects.filter(chain_tx=chain_tx).values_list("withdrawal_id", flat=True)
+            WithdrawalTx.objects.bulk_create(
+                [WithdrawalTx(withdrawal_id=pk, chain_tx=helper) for pk in links]
+            )
+    how = "replaced by" if kind == ChainTx.Kind.BUMP else "given the child"
+    logger.info("%s: payout %s stuck, %s %s paying %s", code, chain_tx.txid, how, helper.txid, helper.fee)
+    payout_broadcast(helper.pk)
+
+
+def _follow_child(child: ChainTx, status: TxStatus, needed: int) -> None:
+    """A CPFP child pays no withdrawal: its parent decides them. It is re-sent while the node lacks it (after
+    its parent, which comes first by key), and closed once mined deep enough or conflicted."""
+    if status.confirmations >= needed:
+        _settle(child.pk, ChainTxStatus.CONFIRMED)
+    elif status.failed or status.confirmations < 0:
+        _settle(child.pk, ChainTxStatus.FAILED, reason="its parent was replaced or conflicted")
+    elif not status.known:
+        payout_broadcast(child.pk)
+    elif status.confirmations != child.confirmations:
+        ChainTx.objects.filter(pk=child.pk).update(confirmations=status.confirmations)
 
 
 @transaction.atomic

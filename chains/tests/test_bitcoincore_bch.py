@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from chains.base import get_backend
+from chains.base import FeeQuote, get_backend
 from chains.bitcoincore.rpc import RpcError
 from chains.models import WatchRange
 
@@ -101,3 +101,43 @@ def test_a_refused_import_is_an_error_not_a_silent_gap(bch):
     )
     with pytest.raises(RpcError, match="bad"):
         backend.ensure_watched("bch", 0)
+
+
+def test_a_stuck_payout_gets_a_child_as_bitcoin_cash_has_no_replacement(bch):
+    """getmempoolentry of Bitcoin Cash Node names the size `size` (no segwit, no vsize)."""
+    backend, node = bch
+    parent = "aa" * 32
+    recorded = node(
+        {
+            "getmempoolentry": {"size": 226, "fees": {"base": Decimal("0.00000226")}},  # 1 sat/B
+            "listunspent": lambda minconf, maxconf: [
+                {"txid": parent, "vout": 1, "amount": Decimal("0.5"), "spendable": True},
+                {"txid": "bb" * 32, "vout": 0, "amount": Decimal("2"), "spendable": True},
+            ],
+            "getrawchangeaddress": "bchreg:qchange",
+            # The node's fee for the child alone (191 B) at 0.00005 bch/kB.
+            "walletcreatefundedpsbt": {"psbt": "dry", "fee": Decimal("0.00000955"), "changepos": -1},
+            "createpsbt": "child-psbt",
+            "walletprocesspsbt": {"psbt": "signed-psbt", "complete": True},
+            "finalizepsbt": {"hex": "0200", "complete": True},
+            "decoderawtransaction": {"txid": "cc" * 32},
+        }
+    )
+    fee = FeeQuote(rate=Decimal("0.00005"), unit="bch/kvB", source="estimatefee")
+
+    assert backend.bump("bch", parent, fee) is None
+    child = backend.child("bch", parent, fee)
+
+    # The parent lacks 0.00005 * 226 / 1000 - 0.00000226 = 0.00000904; the child pays that and its own.
+    assert child is not None and child.txid == "cc" * 32
+    assert child.fee == Decimal("0.00000955") + Decimal("0.00000904")
+    (created,) = [params for method, params in recorded.calls if method == "createpsbt"]
+    assert created == ([{"txid": parent, "vout": 1}], [{"bchreg:qchange": Decimal("0.5") - child.fee}], 0)
+    assert "psbtbumpfee" not in [method for method, _ in recorded.calls]
+
+
+def test_no_child_when_the_parent_already_pays_the_rate(bch):
+    backend, node = bch
+    node({"getmempoolentry": {"size": 200, "fees": {"base": Decimal("0.00002")}}})  # 0.0001 per kB
+
+    assert backend.child("bch", "aa" * 32, FeeQuote(Decimal("0.00005"), "bch/kvB", "estimatefee")) is None

@@ -286,6 +286,47 @@ def test_a_fee_over_the_cap_holds_the_batch(ltc, settings):
     assert withdrawal.txid and withdrawal.blocked_reason == ""
 
 
+def test_a_stuck_payout_the_node_cannot_replace_gets_a_child_paying_for_both(ltc, settings):
+    """litecoind relays no replacements by default (-mempoolreplacement=0): the bump is a child (CPFP)."""
+    settings.PAYOUT_BUMP_AFTER_SECONDS = 0
+    _fund_payouts(ltc, "1")
+    company = CompanyFactory()
+    fund(company, "ltc", "1")
+    receiver = ltc.miner.address()
+    (withdrawal,) = _withdraw(company, [receiver])
+    payouts.payout_monitor("ltc")  # plan and store
+    payouts.payout_monitor("ltc")  # broadcast (at the fallback rate, 0.0002 ltc/kvB)
+    parent = ChainTx.objects.get()
+    # The estimate rises fivefold while it waits.
+    settings.CHAIN_NODES = {"ltc": {**settings.CHAIN_NODES["ltc"], "fee_fallback": "0.001"}}
+
+    payouts.payout_monitor("ltc")
+
+    child = ChainTx.objects.get(replaces=parent)
+    assert child.kind == "child" and child.status == "broadcast"
+    entry = ltc.node.rpc.call("getmempoolentry", child.txid)
+    assert entry["depends"] == [parent.txid]
+    # The package of both pays at least the new rate (fees in ltc, sizes in vB, rate per kvB).
+    package_rate = entry["fees"]["ancestor"] * 1000 / entry["ancestorsize"]
+    assert package_rate >= Decimal("0.001")
+    assert parent.txid in ltc.node.rpc.call("getrawmempool")  # not replaced: still the payout
+    withdrawal.refresh_from_db()
+    assert withdrawal.txid == parent.txid
+    assert [e["txHash"] for e in _events("withdrawal", withdrawal.uid)] == ["", parent.txid]
+
+    payouts.payout_monitor("ltc")  # still unconfirmed: one child is all it gets
+    assert ChainTx.objects.count() == 2
+
+    ltc.miner.mine(get_asset("ltc").confirmations)
+    payouts.payout_monitor("ltc")
+
+    withdrawal.refresh_from_db()
+    parent.refresh_from_db()
+    child.refresh_from_db()
+    assert (withdrawal.status, parent.status, child.status) == ("done", "confirmed", "confirmed")
+    assert ltc.miner.wallet.call("getreceivedbyaddress", receiver, 1) == Decimal("0.01")
+
+
 def test_after_a_node_restart_the_wallets_are_loaded_again(ltc, settings):
     _fund_payouts(ltc, "1")
     company = CompanyFactory()
