@@ -75,6 +75,11 @@ class ScriptedNode(SandboxBackend):
         self.mempool[tx.txid] = {"confirmations": 0, "failed": False}
         return Outcome.ACCEPTED
 
+    def child(self, code: str, txid: str, fee: FeeQuote) -> SignedTx | None:
+        """A child with no payment (its change back to the wallet), paying `fee.rate`."""
+        raw = json.dumps({"child of": txid})
+        return SignedTx(txid=hashlib.sha256(raw.encode()).hexdigest(), raw="[]", fee=fee.rate)
+
     def tx_status(self, code: str, txid: str) -> TxStatus:
         found = self.mempool.get(txid)
         if found is None:
@@ -305,3 +310,36 @@ def test_a_withdrawal_the_node_refuses_to_pay_waits_with_the_reason_and_never_ho
     assert (waiting.status, waiting.txid) == ("processing", "")
     assert waiting.blocked_reason == "The node refuses this payout: -5: Invalid address"
     assert Alert.objects.filter(kind="payout_refused", key="btc", status=AlertStatus.OPEN).exists()
+
+
+@pytest.mark.django_db
+def test_a_stuck_payout_gets_one_child_which_follows_its_parent_and_never_decides_the_withdrawal(
+    api, merchant, node, settings
+):
+    settings.PAYOUT_BUMP_AFTER_SECONDS = 0
+    node.wallet = Decimal(1)
+    (uid,) = _withdraw_many(api, merchant, 1)
+    payouts.payout_monitor("btc")
+    payouts.payout_monitor("btc")
+    parent = ChainTx.objects.get()
+
+    payouts.payout_monitor("btc")  # stuck: the scripted node has no replacement, so a child
+    payouts.payout_monitor("btc")  # still stuck: no second child
+
+    child = ChainTx.objects.get(replaces=parent)
+    assert (child.kind, ChainTx.objects.count()) == ("child", 2)
+    assert node.broadcasts == [parent.txid, child.txid]
+    assert Withdrawal.objects.get(uid=uid).txid == parent.txid
+
+    node.mempool.clear()  # both evicted: the parent goes out again first, then its child
+    payouts.payout_monitor("btc")
+    assert node.broadcasts[2:] == [parent.txid, child.txid]
+
+    _mine(node, -1)  # a conflicting transaction confirmed instead of the parent (and so of its child)
+    payouts.payout_monitor("btc")
+
+    child.refresh_from_db()
+    assert child.status == "failed"
+    assert not Alert.objects.filter(key=f"btc:{child.txid}").exists()  # the parent's alert is the one
+    assert Alert.objects.filter(kind="payout_conflict", key=f"btc:{parent.txid}").exists()
+    assert Withdrawal.objects.get(uid=uid).status == "processing"
