@@ -55,6 +55,26 @@ def chain_scan(code: str) -> int:
     return ingested
 
 
+def chain_watch(code: str) -> None:
+    """Extend what the node of `code` watches when fewer than half of `WATCH_AHEAD` addresses are left
+    (the allocation of deposit addresses asks for this as it nears the end of the watched range)."""
+    try:
+        _keep_watching(get_backend(code), code)
+    except ChainUnavailable as exc:
+        logger.warning(
+            "%s: the watched range could not be extended, the node cannot be reached: %s", code, exc
+        )
+
+
+def watched_until(code: str) -> int | None:
+    """The last derivation index the node of `code` watches (-1: none yet); None when its backend needs
+    no watching (it sees every address, as the sandbox does)."""
+    if getattr(get_backend(code), "ensure_watched", None) is None:
+        return None
+    found = WatchRange.objects.filter(code=code).values_list("watched_until", flat=True).first()
+    return -1 if found is None else found
+
+
 def _keep_watching(backend: object, code: str) -> None:
     ensure = getattr(backend, "ensure_watched", None)
     if ensure is None:

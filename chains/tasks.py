@@ -5,7 +5,7 @@ import logging
 from celery import shared_task
 
 from chains.base import is_offered
-from chains.scanning import chain_scan
+from chains.scanning import chain_scan, chain_watch
 from payments.assets import all_assets
 
 logger = logging.getLogger(__name__)
@@ -24,3 +24,9 @@ def chain_scan_all() -> None:
             chain_scan(asset.code)
         except Exception:
             logger.exception("chain scan of %s failed; the other codes go on", asset.code)
+
+
+@shared_task(ignore_result=True)
+def chain_watch_task(code: str) -> None:
+    """Extend the node's watched range of `code` now (deposit address allocation asks for it)."""
+    chain_watch(code)

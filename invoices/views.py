@@ -35,6 +35,7 @@ from invoices.rules import ACCEPTS_PAYMENT, allowed_codes, amount_still_due, san
 from invoices.selectors import invoice_deposits, invoice_get_public
 from invoices.services import TRANSITIONS, invoice_close, invoice_fill
 from payments.assets import Asset, get_asset, price_decimals
+from payments.deposit_addresses import AddressesNotReady
 from payments.errors import DomainError, InvalidState, NotFound, ValidationFailed
 from payments.money import MONEY_CONTEXT, format_amount, number_text, quantize
 from payments.rates import RateUnavailable
@@ -283,6 +284,9 @@ def pay_page(request: HttpRequest, invoice_id: UUID) -> HttpResponse:
         pass  # filled by someone else in the meantime: the page shows what it is now
     except RateUnavailable:
         form.add_error(None, gettext("Exchange rates are unavailable right now. Try again in a minute."))
+        return _render(request, invoice, form=form, status=503)
+    except AddressesNotReady:
+        form.add_error(None, gettext("This currency cannot take payments right now. Try again in a minute."))
         return _render(request, invoice, form=form, status=503)
     return redirect("pay", invoice_id=invoice.pk)
 

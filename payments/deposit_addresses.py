@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import logging
+from functools import partial
+
+from django.core.cache import cache
 from django.db import IntegrityError, transaction
 
 from chains.addresses import route_key
 from chains.base import get_backend
+from chains.scanning import WATCH_AHEAD, watched_until
+from config.tasks import task
 from payments.assets import get_asset
+from payments.errors import DomainError
 from payments.models import Company, DepositAddress, DerivationCounter
 
 
@@ -16,16 +23,47 @@ def _family_key(code: str) -> str:
     return get_asset(code).family
 
 
+logger = logging.getLogger(__name__)
+
+WATCH_TASK = "chains.tasks.chain_watch_task"
+KICK_KEY = "deposit-addresses:watch-asked:{}"  # set for 30 s once the extension of a code was asked for
+
+
+class AddressesNotReady(DomainError):
+    status = 503
+    code = "deposit_addresses_unavailable"
+    default_detail = "New deposit addresses are being prepared on the node; try again in a minute."
+    retry_after = 60
+
+
 @transaction.atomic
 def deposit_address_allocate(*, company: Company, code: str, owner: str) -> DepositAddress:
-    """The next unused address (and tag) of `code` for `owner` ("invoice" or "static")."""
+    """The next unused address (and tag) of `code` for `owner` ("invoice" or "static").
+
+    On a chain whose node watches a range of addresses (the Bitcoin Core family), only an address inside
+    that range is handed out: a payment to one outside it would not be seen. Past it the caller gets
+    AddressesNotReady (nothing allocated) while the range is extended; nearing its end asks for the
+    extension ahead of time.
+    """
     asset = get_asset(code)
     family = _family_key(asset.code)
     DerivationCounter.objects.get_or_create(family=family)
     counter = DerivationCounter.objects.select_for_update().get(family=family)
     backend = get_backend(asset.code)
+    limit = watched_until(asset.code)
     while True:
         index = counter.next_index
+        if limit is not None and index > limit:
+            _ask_to_watch(asset.code)
+            raise AddressesNotReady(
+                f"New {asset.code} deposit addresses are being prepared on the node; try again in a minute."
+            )
+        if (
+            limit is not None
+            and limit - index < WATCH_AHEAD // 2
+            and cache.add(KICK_KEY.format(asset.code), 1, 30)
+        ):
+            transaction.on_commit(partial(_ask_to_watch, asset.code))  # once per 30 s, not per address
         counter.next_index += 1
         address, tag = backend.new_deposit_address(company, asset.code, index)
         try:
@@ -43,3 +81,11 @@ def deposit_address_allocate(*, company: Company, code: str, owner: str) -> Depo
             continue  # taken already (e.g. a key configured for two families): skip the index, never reuse
         counter.save(update_fields=["next_index"])
         return allocated
+
+
+def _ask_to_watch(code: str) -> None:
+    """Ask the chain worker to extend the watched range now; beat's chain scan does it anyway."""
+    try:
+        task(WATCH_TASK).delay(code)
+    except Exception:  # the broker is down: the next chain scan extends the range all the same
+        logger.warning("%s: could not ask for the watched range to be extended", code, exc_info=True)

@@ -53,6 +53,7 @@ class DomainError(Exception):
     status: int = 400
     code: str = "validation_error"
     default_detail: str = "The request is invalid."
+    retry_after: int | None = None  # seconds, sent as Retry-After (a 503 that passes by itself)
 
     def __init__(self, detail: str | None = None, *, errors: Iterable[FieldError] = ()) -> None:
         self.detail = detail or self.default_detail
@@ -226,7 +227,8 @@ def problem_exception_handler(exc: Exception, context: Mapping[str, Any]) -> Res
 
     if isinstance(exc, DomainError):
         set_rollback()
-        return problem_response(exc.status, exc.code, exc.detail, exc.errors)
+        retry = {} if exc.retry_after is None else {"Retry-After": str(exc.retry_after)}
+        return problem_response(exc.status, exc.code, exc.detail, exc.errors, headers=retry)
 
     if isinstance(exc, drf.ValidationError):
         set_rollback()

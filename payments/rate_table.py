@@ -51,6 +51,7 @@ class RateUnavailable(DomainError):
     status = 503
     code = "rate_unavailable"
     default_detail = "No exchange rate is available right now; try again in a minute."
+    retry_after = 60
 
 
 def parse_price(value: Any) -> Decimal:

@@ -64,9 +64,6 @@ class Withdrawal(models.Model):
     blocked_reason = models.CharField(max_length=255, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
-    # When a broadcast message was last sent; the poller re-sends one only a grace period after it, so a
-    # backlog in the broker never fills up with copies of the same withdrawal.
-    enqueued_at = models.DateTimeField(null=True, blank=True)
     broadcast_at = models.DateTimeField(null=True, blank=True)
     settled_at = models.DateTimeField(null=True, blank=True)  # done or rejected
 

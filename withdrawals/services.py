@@ -151,7 +151,6 @@ def withdrawal_accept(
     for code in sorted({item.code for item in items}):  # accounts first: see the lock order above
         account_for_update(company_id=company.pk, code=code)
     uids = _next_uids(company, len(items))
-    now = timezone.now()
     with localcontext(MONEY_CONTEXT):
         holds = [
             (item.code, item.amount + item.fee, f"withdrawal:{uid}")
@@ -172,7 +171,6 @@ def withdrawal_accept(
                 is_automatic=is_automatic,
                 is_refund=refund_invoice_id is not None,
                 refund_invoice_id=refund_invoice_id,
-                enqueued_at=now,
             )
             for item, uid in zip(items, uids, strict=True)
         ],

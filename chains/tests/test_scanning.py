@@ -71,6 +71,8 @@ def scripted(db, settings):
     settings.CHAIN_BACKENDS = {CODE: PATH}
     ScriptedChain.scans, ScriptedChain.chain, ScriptedChain.down = [], {}, False
     ScriptedChain.cursors_seen, ScriptedChain.watch_calls = [], []
+    # As after the node's first scan: addresses are handed out only inside the watched range.
+    WatchRange.objects.create(code=CODE, watched_until=WATCH_AHEAD)
     return ScriptedChain
 
 
@@ -254,6 +256,7 @@ def test_node_down_pauses_with_one_warning_and_an_alert_then_resumes_by_itself(s
 
 
 def test_the_node_watches_ahead_of_the_addresses_handed_out(scripted):
+    WatchRange.objects.all().delete()  # a node Kassa has never scanned
     _report(scripted, tip=1)
     chain_scan(CODE)
     assert scripted.watch_calls == [WATCH_AHEAD]  # nothing handed out yet: watch the first range

@@ -101,8 +101,9 @@ class InvoiceProceedApi(APIView):
             200: InvoiceSchema,
             409: problem("The invoice is no longer `created`: already filled, or closed (`invalid_state`)."),
             503: problem(
-                "No exchange rate is available right now (`rate_unavailable`), or the database cannot be "
-                "reached (see Retry-After); nothing was done."
+                "No exchange rate is available right now (`rate_unavailable`), the node of a real chain is "
+                "still extending the range of addresses it watches (`deposit_addresses_unavailable`), or "
+                "the database cannot be reached (see Retry-After); nothing was done."
             ),
         },
     )

@@ -15,6 +15,7 @@ from payments.api.schema_types import StaticDepositSchema
 from payments.assets import get_asset
 from payments.auth import current_company
 from payments.models import StaticDepositAddress
+from payments.schema import problem
 from payments.static_deposits import static_address_get_or_create
 from payments.wire import TimestampField
 
@@ -45,7 +46,15 @@ class StaticDepositOutputSerializer(serializers.Serializer):
 
 class StaticDepositCreateApi(APIView):
     @extend_schema(
-        request=StaticDepositInputSerializer, responses={201: StaticDepositSchema, 200: StaticDepositSchema}
+        request=StaticDepositInputSerializer,
+        responses={
+            201: StaticDepositSchema,
+            200: StaticDepositSchema,
+            503: problem(
+                "The node of a real chain is still extending the range of addresses it watches "
+                "(`deposit_addresses_unavailable`, see Retry-After); nothing was done."
+            ),
+        },
     )
     def post(self, request: Request) -> Response:
         data = StaticDepositInputSerializer(data=request.data)

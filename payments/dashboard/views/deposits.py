@@ -11,6 +11,7 @@ from payments.dashboard.forms.base import add_field_errors
 from payments.dashboard.forms.deposits import StaticAddressForm
 from payments.dashboard.selectors import static_address_list_for_company
 from payments.dashboard.views.common import merchant_view, paginate
+from payments.deposit_addresses import AddressesNotReady
 from payments.errors import ValidationFailed
 from payments.models import Company
 from payments.static_deposits import static_address_get_or_create
@@ -32,6 +33,8 @@ def static_addresses(request: HttpRequest, company: Company) -> HttpResponse:
             )
         except ValidationFailed as exc:
             add_field_errors(form, exc.errors, {"asset": "network"})
+        except AddressesNotReady as exc:
+            form.add_error(None, exc.detail)
         else:
             where = f"{static.deposit_address.address} ({static.code})"
             if created:
