@@ -21,6 +21,7 @@ node's wallet signs the PSBT Kassa plans.
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 from decimal import ROUND_UP, Decimal
 from typing import Any
@@ -50,6 +51,8 @@ from chains.derivation import derive_address, development_xpub
 from chains.models import WatchRange
 from chains.nodes import NodeConfig, node_config
 from payments.assets import DUST_LIMITS, get_asset
+
+logger = logging.getLogger(__name__)
 
 SATOSHI = Decimal("0.00000001")
 IMPORT_CHUNK = 500
@@ -161,7 +164,23 @@ class BitcoinCoreBackend(XpubAddressesMixin):
                 raise
             if not create:
                 raise PayoutWalletMissing(f"the node has no wallet {name!r}; create and fund it") from exc
-            # Watch-only and blank: no private key ever; loaded again whenever the node starts.
+            self._create_deposit_wallet(code, name)
+
+    def _create_deposit_wallet(self, code: str, name: str) -> None:
+        """Watch-only and blank (no private key ever), loaded again whenever the node starts. A descriptor
+        wallet where the node makes them (Bitcoin Core from 0.21, the only kind it creates from v26 on), a
+        legacy one where it cannot (Debian's litecoind is built without the sqlite they need); Bitcoin Cash
+        Node's createwallet takes only (name, disable_private_keys, blank)."""
+        node = self._node(code)
+        if get_asset(code).family == "bch":
+            node.call("createwallet", name, True, True)
+            return
+        try:
+            node.call("createwallet", name, True, True, "", False, True, True)
+        except RpcError as exc:
+            logger.info(
+                "%s: the node makes no descriptor wallet (%s); creating a legacy one", code, exc.message
+            )
             node.call("createwallet", name, True, True, "", False, False, True)
 
     # --- deposits --------------------------------------------------------------------------------------
