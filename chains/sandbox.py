@@ -14,7 +14,7 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db.models import Max, Q
 
 from chains.base import (
     DROPPED,
@@ -66,11 +66,20 @@ class SandboxBackend(XpubAddressesMixin):
     name = "sandbox"
 
     def scan(self, code: str, cursor: dict[str, object] | None) -> ScanResult:
-        """Every incoming transfer whose deposit is not final yet: the sandbox never reorganises, so the
-        cursor is only the tip it saw."""
+        """The incoming transfers in the mempool or mined since the cursor (the tip the last scan saw), as a
+        node's listsinceblock; the first scan reports every one whose deposit is not final. Deposits still
+        open are followed by the pipeline's recheck. The sandbox never reorganises."""
         tip = tip_height(code)
+        since = (cursor or {}).get("height")
+        if isinstance(since, int):
+            recent = SandboxTransaction.objects.filter(
+                code=code, kind=SandboxTransaction.Kind.DEPOSIT
+            ).filter(Q(block_height__isnull=True) | Q(block_height__gt=since))
+            transfers = [self.transfer(tx, tip) for tx in recent.order_by("pk")]
+        else:
+            transfers = self._open(code, tip)
         return ScanResult(
-            transfers=self._open(code, tip), dropped=[], tip=BlockRef(tip, str(tip)), cursor={"height": tip}
+            transfers=transfers, dropped=[], tip=BlockRef(tip, str(tip)), cursor={"height": tip}
         )
 
     def tip(self, code: str) -> BlockRef:

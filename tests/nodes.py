@@ -119,11 +119,20 @@ class Miner:
     def mine(self, count: int = 1) -> list[str]:
         """`count` blocks to a fresh address (a block to the same address after invalidateblock would be
         the identical, rejected block)."""
-        return list(self.node.rpc.call("generatetoaddress", count, self.address()))
+        blocks = list(self.node.rpc.call("generatetoaddress", count, self.address()))
+        self.settle()
+        return blocks
 
     def pay(self, address: str, amount: str) -> str:
         """Send `amount` to `address` (into the mempool); returns the txid."""
-        return str(self.wallet.call("sendtoaddress", address, Decimal(amount)))
+        txid = str(self.wallet.call("sendtoaddress", address, Decimal(amount)))
+        self.settle()
+        return txid
+
+    def settle(self) -> None:
+        """Wait until every wallet of the node has heard of the new transactions and blocks: the node tells
+        its other wallets (Kassa's deposit wallet) asynchronously, so a scan right after could miss them."""
+        self.node.rpc.call("syncwithvalidationinterfacequeue")
 
     def double_spend(self, txid: str) -> str:
         """Mine, on top of the current tip, a block whose transaction spends the first input of `txid` back
@@ -140,4 +149,5 @@ class Miner:
         signed = self.wallet.call("signrawtransactionwithwallet", unsigned)["hex"]
         conflict = self.node.rpc.call("decoderawtransaction", signed)["txid"]
         self.node.rpc.call("generateblock", self.address(), [signed])
+        self.settle()
         return str(conflict)

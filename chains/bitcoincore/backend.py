@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from decimal import ROUND_UP, Decimal
+from decimal import Decimal
 from typing import Any
 
 from bip_utils import Base58Decoder, Base58Encoder
@@ -46,26 +46,31 @@ from chains.base import (
     UnsignedTx,
     XpubAddressesMixin,
 )
-from chains.bitcoincore.rpc import NodeUnavailable, RpcClient, RpcError
+from chains.bitcoincore import bumps
+from chains.bitcoincore.rpc import (
+    RPC_INVALID_ADDRESS_OR_KEY,
+    RPC_VERIFY_ALREADY_IN_CHAIN,
+    RPC_VERIFY_ERROR,
+    RPC_VERIFY_REJECTED,
+    RPC_WALLET_ERROR,
+    RPC_WALLET_INSUFFICIENT_FUNDS,
+    RPC_WALLET_NOT_FOUND,
+    RPC_WALLET_UNLOCK_NEEDED,
+    SATOSHI,
+    NodeUnavailable,
+    RpcClient,
+    RpcError,
+)
 from chains.derivation import derive_address, development_xpub
 from chains.models import WatchRange
 from chains.nodes import NodeConfig, node_config
-from payments.assets import DUST_LIMITS, get_asset
+from payments.assets import get_asset
 
 logger = logging.getLogger(__name__)
 
-SATOSHI = Decimal("0.00000001")
 IMPORT_CHUNK = 500
 XPUB_VERSION, TPUB_VERSION = bytes.fromhex("0488b21e"), bytes.fromhex("043587cf")
 # Node error codes (src/rpc/protocol.h).
-RPC_INVALID_ADDRESS_OR_KEY = -5  # also: "Invalid or non-wallet transaction id", "Transaction not in mempool"
-RPC_WALLET_ERROR = -4
-RPC_WALLET_INSUFFICIENT_FUNDS = -6
-RPC_WALLET_UNLOCK_NEEDED = -13
-RPC_WALLET_NOT_FOUND = -18
-RPC_VERIFY_REJECTED = -26
-RPC_VERIFY_ALREADY_IN_CHAIN = -27
-RPC_VERIFY_ERROR = -25
 
 
 class PayoutWalletMissing(PayoutHeld):
@@ -350,63 +355,10 @@ class BitcoinCoreBackend(XpubAddressesMixin):
         return Decimal(self._payouts(code).call("getbalances")["mine"]["trusted"])
 
     def bump(self, code: str, txid: str, fee: FeeQuote) -> SignedTx | None:
-        """A replacement paying a higher fee (BIP 125; every payout is built replaceable), signed by the
-        payout wallet; None where the node cannot make one (no psbtbumpfee, or it refuses) or its mempool
-        would not accept it."""
-        if get_asset(code).family == "bch":
-            return None  # Bitcoin Cash has no replace-by-fee
-        try:
-            answer = self._payouts(code).call("psbtbumpfee", txid)
-        except RpcError:
-            return None
-        unsigned = UnsignedTx(code=code, payload=str(answer["psbt"]), payments=(), fee=Decimal(answer["fee"]))
-        signed = self.signer(code).sign(unsigned)
-        # The wallet builds a replacement even where the node's mempool relays none (litecoind's default,
-        # -mempoolreplacement=0): ask the mempool first, so such a node gets a child instead.
-        (verdict,) = self._node(code).call("testmempoolaccept", [signed.raw])
-        return signed if verdict.get("allowed") else None
+        return bumps.replacement(self._node(code), self._payouts(code), self.signer(code), code, txid)
 
     def child(self, code: str, txid: str, fee: FeeQuote) -> SignedTx | None:
-        """CPFP: a child spending the stuck payout's change back to the payout wallet, paying
-        `fee.rate` on its own size plus what the parent lacks at that rate, so miners selecting by package
-        fee rate take both. None when the parent left the mempool, has no change, already pays the rate,
-        or its change cannot pay the child's fee."""
-        wallet = self._payouts(code)
-        try:
-            entry = self._node(code).call("getmempoolentry", txid)
-        except RpcError as exc:
-            if exc.code == RPC_INVALID_ADDRESS_OR_KEY:
-                return None
-            raise
-        parent_fee = Decimal(str(entry["fees"]["base"] if "fees" in entry else entry["fee"]))
-        parent_size = Decimal(int(entry.get("vsize") or entry["size"]))
-        lacking = fee.rate * parent_size / 1000 - parent_fee  # coin per kvB times vB
-        if lacking <= 0:
-            return None  # it pays the rate already: a child would not move it
-        change = [
-            utxo
-            for utxo in wallet.call("listunspent", 0, 0)
-            if utxo["txid"] == txid and utxo.get("spendable", True)
-        ]
-        if not change:
-            return None
-        utxo = max(change, key=lambda row: Decimal(str(row["amount"])))
-        value = Decimal(str(utxo["amount"]))
-        outpoint = [{"txid": txid, "vout": utxo["vout"]}]
-        to = wallet.call("getrawchangeaddress")
-        # The node's fee for this one-input, one-output child at the rate: the child's own share.
-        alone = wallet.call(
-            "walletcreatefundedpsbt",
-            outpoint,
-            [{to: value}],
-            0,
-            {"feeRate": fee.rate, "subtractFeeFromOutputs": [0]},
-        )
-        child_fee = (Decimal(str(alone["fee"])) + lacking).quantize(SATOSHI, rounding=ROUND_UP)
-        if value - child_fee < DUST_LIMITS[get_asset(code).family]:
-            return None  # the change cannot pay for the pair
-        psbt = self._node(code).call("createpsbt", outpoint, [{to: value - child_fee}], 0)
-        return self.signer(code).sign(UnsignedTx(code=code, payload=str(psbt), payments=(), fee=child_fee))
+        return bumps.child(self._node(code), self._payouts(code), self.signer(code), code, txid, fee)
 
 
 class _Wallet:

@@ -23,6 +23,18 @@ from chains.base import ChainUnavailable
 from payments import jsonutil
 
 CONNECT_TIMEOUT_SECONDS = 3
+SATOSHI = Decimal("0.00000001")  # amounts in answers and calls have at most 8 places
+
+# The error codes Kassa acts on (Bitcoin Core's src/rpc/protocol.h).
+RPC_INVALID_ADDRESS_OR_KEY = -5  # also: "Invalid or non-wallet transaction id", "Transaction not in mempool"
+RPC_WALLET_ERROR = -4
+RPC_WALLET_INSUFFICIENT_FUNDS = -6
+RPC_WALLET_UNLOCK_NEEDED = -13
+RPC_WALLET_NOT_FOUND = -18
+RPC_VERIFY_REJECTED = -26
+RPC_VERIFY_ALREADY_IN_CHAIN = -27
+RPC_VERIFY_ERROR = -25
+
 READ_TIMEOUT_SECONDS = 30
 _ids = itertools.count(1)
 
