@@ -286,8 +286,8 @@ def test_a_fee_over_the_cap_holds_the_batch(ltc, settings):
     assert withdrawal.txid and withdrawal.blocked_reason == ""
 
 
-def test_a_stuck_payout_the_node_cannot_replace_gets_a_child_paying_for_both(ltc, settings):
-    """litecoind relays no replacements by default (-mempoolreplacement=0): the bump is a child (CPFP)."""
+def _stuck_payout(ltc, settings) -> tuple[Withdrawal, str, ChainTx]:
+    """One withdrawal, its payout broadcast and unconfirmed, stuck as soon as the monitor looks again."""
     settings.PAYOUT_BUMP_AFTER_SECONDS = 0
     _fund_payouts(ltc, "1")
     company = CompanyFactory()
@@ -295,8 +295,13 @@ def test_a_stuck_payout_the_node_cannot_replace_gets_a_child_paying_for_both(ltc
     receiver = ltc.miner.address()
     (withdrawal,) = _withdraw(company, [receiver])
     payouts.payout_monitor("ltc")  # plan and store
-    payouts.payout_monitor("ltc")  # broadcast (at the fallback rate, 0.0002 ltc/kvB)
-    parent = ChainTx.objects.get()
+    payouts.payout_monitor("ltc")  # broadcast
+    return withdrawal, receiver, ChainTx.objects.get()
+
+
+def test_a_stuck_payout_the_node_cannot_replace_gets_a_child_paying_for_both(ltc, settings):
+    """litecoind relays no replacements by default (-mempoolreplacement=0): the bump is a child (CPFP)."""
+    withdrawal, receiver, parent = _stuck_payout(ltc, settings)  # at the fallback rate, 0.0002 ltc/kvB
     # The estimate rises fivefold while it waits.
     settings.CHAIN_NODES = {"ltc": {**settings.CHAIN_NODES["ltc"], "fee_fallback": "0.001"}}
 

@@ -7,10 +7,8 @@ from decimal import Decimal
 import pytest
 
 from chains.models import ChainTx
-from chains.tests.test_bitcoincore_pipeline import _events, _fund_payouts, _withdraw, ltc, miner  # noqa: F401
+from chains.tests.test_bitcoincore_pipeline import _events, _stuck_payout, ltc, miner  # noqa: F401
 from payments.assets import get_asset
-from tests.chain import fund
-from tests.factories import CompanyFactory
 from tests.nodes import litecoind_regtest
 from withdrawals import payouts
 
@@ -24,15 +22,7 @@ def node():
 
 
 def test_a_stuck_payout_is_replaced_and_the_replacement_pays_once(ltc, settings):  # noqa: F811
-    settings.PAYOUT_BUMP_AFTER_SECONDS = 0
-    _fund_payouts(ltc, "1")
-    company = CompanyFactory()
-    fund(company, "ltc", "1")
-    receiver = ltc.miner.address()
-    (withdrawal,) = _withdraw(company, [receiver])
-    payouts.payout_monitor("ltc")  # plan and store
-    payouts.payout_monitor("ltc")  # broadcast
-    original = ChainTx.objects.get()
+    withdrawal, receiver, original = _stuck_payout(ltc, settings)
 
     payouts.payout_monitor("ltc")  # unconfirmed past the limit: replaced
 
