@@ -190,7 +190,7 @@ def _new_deposit(
 # --- batches ---------------------------------------------------------------------------------------------
 
 # Transfers ingested per transaction by `deposits_ingest`.
-INGEST_BATCH = 500
+INGEST_BATCH = 1000
 
 
 @transaction.atomic
