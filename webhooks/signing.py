@@ -73,7 +73,8 @@ def verify(
     All three `webhook-*` headers are required (a request stripped of them fails), the timestamp must be
     within `tolerance` seconds of now (an old request replayed fails), and one of the space-separated `v1,`
     signatures must match one of the secrets. The documented `signature` header covers the body only, so
-    it cannot stop a replay: when present it must match as well, never instead.
+    it cannot stop a replay: when present it (or, during a rotation, `signature-previous`) must match as
+    well, never instead.
     """
     secrets = [secret] if isinstance(secret, str) else list(secret)
     lowered = {key.lower(): value for key, value in headers.items()}
@@ -91,5 +92,8 @@ def verify(
     if not any(hmac.compare_digest(given, want) for given in offered for want in expected):
         return False
     if "signature" in lowered:
-        return any(hmac.compare_digest(lowered["signature"], signature(key, body)) for key in secrets)
+        # During a rotation `signature` is the new secret's and `signature-previous` the old one's: a receiver
+        # still holding only the old secret matches the second.
+        sent = [lowered[name] for name in ("signature", "signature-previous") if name in lowered]
+        return any(hmac.compare_digest(given, signature(key, body)) for given in sent for key in secrets)
     return True
