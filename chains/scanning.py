@@ -3,10 +3,11 @@
 Each cycle of a code (`chain_scan`):
 1. keep the node watching ahead of the deposit addresses handed out (`ensure_watched`);
 2. `scan` from the stored cursor, outside any transaction (network I/O never holds a database lock);
-3. ingest every transfer the scan reported (one transaction each, a bad one quarantined);
-4. `recheck` what the scan did not settle: transfers it reported removed by a reorg, deposits still open,
+3. `recheck` what the scan did not report: transfers it reported removed by a reorg, deposits still open,
    quarantined transfers due for a retry. Only the recheck's answer drops a deposit, so a transfer a reorg
    removed but the chain mined again is never dropped; a double-spent one is;
+4. ingest the recheck's answers, then the scan's transfers (in batches, a bad transfer quarantined): what
+   was seen first is settled first;
 5. advance the cursor with a compare-and-swap, once everything before it is ingested. A crash anywhere
    before that replays the cycle, which changes nothing already done (ingestion is idempotent).
 
@@ -42,12 +43,14 @@ def chain_scan(code: str) -> int:
     try:
         _keep_watching(backend, code)
         result = backend.scan(code, row.cursor or None)
-        ingested = deposits_ingest(code, result.transfers)
         mentioned = {transfer.key for transfer in result.transfers}
-        to_check = (set(result.dropped) | open_transfer_keys(code)) - mentioned
-        if to_check:
-            ordered = sorted(to_check, key=lambda key: (key.txid, key.output_index))
-            ingested += deposits_ingest(code, backend.recheck(code, ordered))
+        to_check = [
+            key for key in dict.fromkeys([*open_transfer_keys(code), *result.dropped]) if key not in mentioned
+        ]
+        # What was seen before goes first: two payments to one invoice settled in the same cycle are taken
+        # in the order they arrived, whether the scan or the recheck reports them.
+        rechecked = backend.recheck(code, to_check) if to_check else []
+        ingested = deposits_ingest(code, rechecked) + deposits_ingest(code, result.transfers)
     except ChainUnavailable as exc:
         _pause(row, str(exc))
         return 0

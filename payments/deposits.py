@@ -339,15 +339,21 @@ def _released(rows: list[QuarantinedTransfer]) -> None:
         logger.info("quarantined transfer %s %s:%s ingested", row.code, row.txid, row.output_index)
 
 
-def open_transfer_keys(code: str) -> set[TransferKey]:
-    """Transfers of `code` still to follow: deposits not final yet, and quarantined ones due for a retry."""
-    open_deposits = Deposit.objects.filter(code=code, status=Deposit.Status.SEEN).values_list(
-        "txid", "output_index"
+def open_transfer_keys(code: str) -> list[TransferKey]:
+    """Transfers of `code` still to follow, oldest first: deposits not final yet (in the order they were
+    seen), then quarantined ones due for a retry."""
+    open_deposits = (
+        Deposit.objects.filter(code=code, status=Deposit.Status.SEEN)
+        .order_by("pk")
+        .values_list("txid", "output_index")
     )
-    due = QuarantinedTransfer.objects.filter(code=code, retry_at__lte=timezone.now()).values_list(
-        "txid", "output_index"
+    due = (
+        QuarantinedTransfer.objects.filter(code=code, retry_at__lte=timezone.now())
+        .order_by("pk")
+        .values_list("txid", "output_index")
     )
-    return {TransferKey(code, txid, index) for txid, index in [*open_deposits, *due]}
+    keys = [TransferKey(code, txid, index) for txid, index in [*open_deposits, *due]]
+    return list(dict.fromkeys(keys))
 
 
 def _quarantine(transfer: ChainTransfer, held: QuarantinedTransfer | None, exc: Exception) -> None:

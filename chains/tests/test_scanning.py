@@ -135,6 +135,32 @@ def test_seen_at_zero_then_confirmations_rise_then_credited_once(scripted):
     assert _events("invoice", str(invoice.pk)).count("done") == 1
 
 
+def test_what_was_seen_first_is_settled_first_when_two_payments_confirm_in_one_cycle(scripted):
+    """The older payment (in full) is open, so the recheck reports it; the newer (a second payment) is in the
+    new blocks, so the scan reports it. The older completes the invoice; the newer, settled after it, is late
+    (credited, never counted), as it would be had the blocks come one scan apart."""
+    invoice = InvoiceFactory(code=CODE, total="10")
+    address = invoice.deposit_address.address
+    needed = get_asset(CODE).confirmations
+    first, rest = str(invoice.amount_due), "0.001"
+    _report(scripted, _transfer(address, first, 1, txid="bb" * 32, block=101), tip=101)
+    chain_scan(CODE)
+    scripted.chain[TransferKey(CODE, "bb" * 32, 0)] = _transfer(
+        address, first, needed, txid="bb" * 32, block=101
+    )
+
+    # The next blocks confirm the first payment and carry a second one, deep enough at once.
+    top = 100 + needed
+    _report(scripted, _transfer(address, rest, needed, txid="aa" * 32, block=top - needed + 1), tip=top)
+    chain_scan(CODE)
+
+    older, newer = Deposit.objects.get(txid="bb" * 32), Deposit.objects.get(txid="aa" * 32)
+    invoice.refresh_from_db()
+    assert (older.status, newer.status) == ("confirmed", "confirmed")
+    assert (older.is_late, newer.is_late) == (False, True)
+    assert (invoice.status, invoice.paid_amount) == (Invoice.Status.DONE, Decimal(first))
+
+
 def test_the_cursor_is_handed_back_and_advanced_once_the_cycle_is_ingested(scripted):
     _report(scripted, tip=7)
     _report(scripted, tip=8)

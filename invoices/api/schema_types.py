@@ -63,7 +63,7 @@ class _PaymentDetails(serializers.Serializer):
 
 @extend_schema_serializer(component_name="InvoiceTransaction")
 class _Transaction(serializers.Serializer):
-    id = serializers.UUIDField()
+    id = serializers.CharField(help_text='The transfer\'s number in Kassa, a decimal string such as "1".')
     amount = money_string()
     # `from` is a Python keyword: declared below.
     txHash = serializers.CharField()
