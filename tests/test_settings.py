@@ -113,3 +113,36 @@ def test_development_keys_are_generated_once_under_var(tmp_path):
     assert first == second
     Fernet(first.encode())  # a valid Fernet key
     assert (tmp_path / "k").stat().st_mode & 0o777 == 0o600
+
+
+def test_email_url_configures_the_smtp_server(tmp_path):
+    """Password-reset mail goes through the server EMAIL_URL names, credentials and TLS included."""
+    code = (
+        "from django.conf import settings as s; "
+        "print(s.EMAIL_BACKEND, s.EMAIL_HOST, s.EMAIL_PORT, s.EMAIL_HOST_USER, s.EMAIL_HOST_PASSWORD, "
+        "s.EMAIL_USE_TLS, s.EMAIL_TIMEOUT)"
+    )
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.dev",
+        "KASSA_VAR_DIR": str(tmp_path),
+        "EMAIL_URL": "smtp+tls://mailer:s3cret@smtp.example.com:587",
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", f"import django; django.setup(); {code}"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+
+    assert result.stdout.split() == [
+        "django.core.mail.backends.smtp.EmailBackend",
+        "smtp.example.com",
+        "587",
+        "mailer",
+        "s3cret",
+        "True",
+        "10",
+    ]

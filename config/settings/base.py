@@ -193,6 +193,11 @@ STORAGES = {
 }
 
 EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
+# The mail server as one URL, e.g. smtp+tls://user:password@smtp.example.com:587 (django-environ's schemes:
+# smtp, smtp+tls, smtp+ssl, smtps, ...); it sets the backend, host, port, credentials and TLS together.
+if env.str("EMAIL_URL", default=""):
+    vars().update(env.email_url("EMAIL_URL"))
+EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=10)  # seconds: a hung mail server never holds a request
 
 # --- Security headers -----------------------------------------------------------------------------------
 # Content-Security-Policy on every response (django-csp): only this origin's scripts, styles and images,
