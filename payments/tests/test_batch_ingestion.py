@@ -150,7 +150,7 @@ def test_bulk_insert_writes_exact_values_defaults_and_keys():
         Deposit(
             code="btc",
             txid=f"{index:064x}",
-            address="bc1q-some-address",
+            address='tab\there, new\nline, back\\slash, quote" and \\N',  # what COPY's text format escapes
             amount=Decimal("123456789012345678.123456789012345678"),  # every digit of the column
             confirmations=index,
             company=company,
@@ -166,6 +166,7 @@ def test_bulk_insert_writes_exact_values_defaults_and_keys():
     assert {row.amount for row in stored} == {Decimal("123456789012345678.123456789012345678")}
     assert all(row.status == "seen" and row.seen_at and row.block_height is None for row in stored)
     assert all(row.company_id == company.pk and row.tag == "" for row in stored)
+    assert {row.address for row in stored} == {rows[0].address}
 
 
 def test_bulk_insert_is_refused_whole_by_a_constraint():
