@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypeVar
 
-from django.db import DEFAULT_DB_ALIAS, connection, connections
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import (
     AutoField,
@@ -41,14 +41,15 @@ def bulk_insert(objs: Sequence[M], *, batch_size: int = 1000) -> list[M]:
     """Insert `objs` (all of one model, new rows) and return them with their primary keys set."""
     if not objs:
         return []
-    if connection.vendor != "postgresql":
+    db = connections[DEFAULT_DB_ALIAS]  # the connection itself: the `connection` proxy costs a lookup per use
+    if db.vendor != "postgresql":
         return type(objs[0])._default_manager.bulk_create(objs, batch_size=batch_size)
     for start in range(0, len(objs), batch_size):
-        _insert(objs[start : start + batch_size])
+        _insert(db, objs[start : start + batch_size])
     return list(objs)
 
 
-def _insert(objs: Sequence[Model]) -> None:
+def _insert(db: BaseDatabaseWrapper, objs: Sequence[Model]) -> None:
     meta = type(objs[0])._meta
     pk = meta.pk
     assert pk is not None
@@ -56,7 +57,7 @@ def _insert(objs: Sequence[Model]) -> None:
     if isinstance(pk, AutoField) and keyless:  # BigAutoField and SmallAutoField subclass it
         # Keys drawn from the column's sequence first, so each object gets its own row's key without relying
         # on the order of RETURNING.
-        with connection.cursor() as cursor:
+        with db.cursor() as cursor:
             cursor.execute(
                 "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
                 [meta.db_table, pk.column, len(keyless)],
@@ -64,7 +65,6 @@ def _insert(objs: Sequence[Model]) -> None:
             for obj, (new_pk,) in zip(keyless, cursor.fetchall(), strict=True):
                 setattr(obj, pk.attname, new_pk)
     fields = meta.concrete_fields
-    db = connections[DEFAULT_DB_ALIAS]  # the connection itself: the `connection` proxy costs a lookup per use
     columns = [[_prepared(field, field.pre_save(obj, add=True), db) for obj in objs] for field in fields]
     statement = sql.SQL("COPY {} ({}) FROM STDIN").format(
         sql.Identifier(meta.db_table),

@@ -16,14 +16,14 @@ from payments.assets import get_asset
 from payments.errors import DomainError
 from payments.models import Company, DepositAddress, DerivationCounter
 
+logger = logging.getLogger(__name__)
+
 
 def _family_key(code: str) -> str:
     # Codes sharing a key (eth/usdc/usdterc20/bnb, trx/trc20usdt) share one index sequence, so an address
     # is never handed out twice across them.
     return get_asset(code).family
 
-
-logger = logging.getLogger(__name__)
 
 WATCH_TASK = "chains.tasks.chain_watch_task"
 KICK_KEY = "deposit-addresses:watch-asked:{}"  # set for 30 s once the extension of a code was asked for

@@ -226,7 +226,8 @@ def _ingest_batch(code: str, transfers: list[ChainTransfer]) -> None:
 
 def _record_many(code: str, transfers: list[ChainTransfer]) -> None:
     """Route, record and advance first-seen transfers: one query per step, not per transfer."""
-    keys = [(route_key(code, transfer.address), (transfer.tag or "").strip()) for transfer in transfers]
+    lookups = [route_lookup(code, transfer.address, transfer.tag) for transfer in transfers]
+    keys = [(lookup["route_key"], lookup["tag"]) for lookup in lookups]
     owners = {
         (address.route_key, address.tag): address
         for address in DepositAddress.objects.filter(route_key__in={key for key, _ in keys})
@@ -352,8 +353,7 @@ def open_transfer_keys(code: str) -> list[TransferKey]:
         .order_by("pk")
         .values_list("txid", "output_index")
     )
-    keys = [TransferKey(code, txid, index) for txid, index in [*open_deposits, *due]]
-    return list(dict.fromkeys(keys))
+    return [TransferKey(code, txid, index) for txid, index in [*open_deposits, *due]]
 
 
 def _quarantine(transfer: ChainTransfer, held: QuarantinedTransfer | None, exc: Exception) -> None:

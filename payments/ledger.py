@@ -189,14 +189,7 @@ def ledger_credit_many(credits: Sequence[Credit]) -> list[LedgerEntry]:
         key: account_for_update(company_id=key[0], code=key[1])
         for key in sorted({(str(item.company_id), item.code) for item in items})
     }
-    replayed = {
-        (entry.account_id, entry.kind, entry.reference): entry
-        for entry in LedgerEntry.objects.filter(
-            account__in=list(accounts.values()),
-            kind__in={item.kind for item in items},
-            reference__in={item.reference for item in items},
-        )
-    }
+    replayed = _replayed(accounts.values(), {item.kind for item in items}, {item.reference for item in items})
     fresh: list[LedgerEntry] = []
     for item in items:
         account = accounts[str(item.company_id), item.code]
@@ -278,19 +271,12 @@ def ledger_hold_many(
         code: account_for_update(company_id=company_id, code=code)
         for code in sorted({code for code, _, _ in items})
     }
-    replayed = {
-        (entry.account_id, entry.reference): entry
-        for entry in LedgerEntry.objects.filter(
-            account__in=list(accounts.values()),
-            kind=Kind.WITHDRAWAL_HOLD,
-            reference__in={reference for _, _, reference in items},
-        )
-    }
+    replayed = _replayed(accounts.values(), {Kind.WITHDRAWAL_HOLD}, {reference for _, _, reference in items})
 
     requested: dict[str, Decimal] = {}
     with decimal.localcontext(MONEY_CONTEXT):
         for code, amount, reference in items:
-            done = replayed.get((accounts[code].pk, reference))
+            done = replayed.get((accounts[code].pk, Kind.WITHDRAWAL_HOLD, reference))
             if done is not None:
                 _require_replay_matches(done, amount.copy_negate(), amount)
             else:
@@ -319,10 +305,26 @@ def ledger_hold_many(
             reference=reference,
         )
         for code, amount, reference in items
-        if (accounts[code].pk, reference) not in replayed
+        if (accounts[code].pk, Kind.WITHDRAWAL_HOLD, reference) not in replayed
     ]
     created = iter(LedgerEntry.objects.bulk_create(fresh))
-    return [replayed.get((accounts[code].pk, reference)) or next(created) for code, _, reference in items]
+    return [
+        replayed.get((accounts[code].pk, Kind.WITHDRAWAL_HOLD, reference)) or next(created)
+        for code, _, reference in items
+    ]
+
+
+def _replayed(
+    accounts: Iterable[Account], kinds: set[str], references: set[str]
+) -> dict[tuple[int, str, str], LedgerEntry]:
+    """The entries already written for these (account, kind, reference)s, by that triple: what a batch
+    replays instead of writing again."""
+    return {
+        (entry.account_id, entry.kind, entry.reference): entry
+        for entry in LedgerEntry.objects.filter(
+            account__in=list(accounts), kind__in=kinds, reference__in=references
+        )
+    }
 
 
 def _settle(*, company_id: CompanyId, code: str, amount: Decimal, reference: str, kind: str) -> LedgerEntry:

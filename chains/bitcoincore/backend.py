@@ -70,7 +70,6 @@ logger = logging.getLogger(__name__)
 
 IMPORT_CHUNK = 500
 XPUB_VERSION, TPUB_VERSION = bytes.fromhex("0488b21e"), bytes.fromhex("043587cf")
-# Node error codes (src/rpc/protocol.h).
 
 
 class PayoutWalletMissing(PayoutHeld):

@@ -299,6 +299,14 @@ def _stuck_payout(ltc, settings) -> tuple[Withdrawal, str, ChainTx]:
     return withdrawal, receiver, ChainTx.objects.get()
 
 
+def _confirm(ltc, *rows) -> None:
+    """Mine the asset's confirmations, let the payout monitor settle, and read `rows` again."""
+    ltc.miner.mine(get_asset("ltc").confirmations)
+    payouts.payout_monitor("ltc")
+    for row in rows:
+        row.refresh_from_db()
+
+
 def test_a_stuck_payout_the_node_cannot_replace_gets_a_child_paying_for_both(ltc, settings):
     """litecoind relays no replacements by default (-mempoolreplacement=0): the bump is a child (CPFP)."""
     withdrawal, receiver, parent = _stuck_payout(ltc, settings)  # at the fallback rate, 0.0002 ltc/kvB
@@ -322,12 +330,7 @@ def test_a_stuck_payout_the_node_cannot_replace_gets_a_child_paying_for_both(ltc
     payouts.payout_monitor("ltc")  # still unconfirmed: one child is all it gets
     assert ChainTx.objects.count() == 2
 
-    ltc.miner.mine(get_asset("ltc").confirmations)
-    payouts.payout_monitor("ltc")
-
-    withdrawal.refresh_from_db()
-    parent.refresh_from_db()
-    child.refresh_from_db()
+    _confirm(ltc, withdrawal, parent, child)
     assert (withdrawal.status, parent.status, child.status) == ("done", "confirmed", "confirmed")
     assert ltc.miner.wallet.call("getreceivedbyaddress", receiver, 1) == Decimal("0.01")
 

@@ -7,8 +7,7 @@ from decimal import Decimal
 import pytest
 
 from chains.models import ChainTx
-from chains.tests.test_bitcoincore_pipeline import _events, _stuck_payout, ltc, miner  # noqa: F401
-from payments.assets import get_asset
+from chains.tests.test_bitcoincore_pipeline import _confirm, _events, _stuck_payout, ltc, miner  # noqa: F401
 from tests.nodes import litecoind_regtest
 from withdrawals import payouts
 
@@ -34,11 +33,6 @@ def test_a_stuck_payout_is_replaced_and_the_replacement_pays_once(ltc, settings)
     mempool = ltc.node.rpc.call("getrawmempool")
     assert bump.txid in mempool and original.txid not in mempool
 
-    ltc.miner.mine(get_asset("ltc").confirmations)
-    payouts.payout_monitor("ltc")
-
-    withdrawal.refresh_from_db()
-    original.refresh_from_db()
-    bump.refresh_from_db()
+    _confirm(ltc, withdrawal, original, bump)
     assert (withdrawal.status, bump.status, original.status) == ("done", "confirmed", "replaced")
     assert ltc.miner.wallet.call("getreceivedbyaddress", receiver, 1) == Decimal("0.01")
