@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 LOCK := requirements/lock.txt
 UV_VERSION := 0.13.8
 
-.PHONY: install lock audit run test lint bench clean
+.PHONY: install lock audit run test lint bench clean hardhat
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -48,3 +48,7 @@ bench: install
 
 clean:
 	rm -rf $(VENV) var/broker var/staticfiles
+
+# hardhat@2 for the EVM smoke tests against a real node (tests/hardhat_node.py), pinned by tests/hardhat.
+hardhat:
+	[ -x tests/hardhat/node_modules/.bin/hardhat ] || npm ci --prefix tests/hardhat --no-audit --no-fund --loglevel=error

@@ -8,6 +8,7 @@ import os
 import pytest
 from django.conf import settings
 
+from tests.hardhat_node import hardhat_available
 from tests.nodes import LITECOIND
 
 
@@ -22,6 +23,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(
                 pytest.mark.skip(reason=f"needs Debian's litecoind at {LITECOIND} (apt install litecoind)")
             )
+        if "hardhat" in item.keywords and not hardhat_available():
+            item.add_marker(pytest.mark.skip(reason="needs hardhat: npm ci --prefix tests/hardhat"))
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
