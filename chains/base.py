@@ -98,8 +98,9 @@ class FeeQuote:
 
     rate: Decimal
     unit: str
-    source: str  # "estimatesmartfee", "estimatefee", "fallback", "fixed"
+    source: str  # "estimatesmartfee", "estimatefee", "fallback", "fixed", "eip1559"
     over_cap: bool = False
+    priority: Decimal | None = None  # EIP-1559: the tip per gas, in the same unit as `rate` (maxFeePerGas)
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,9 @@ class UnsignedTx:
     code: str
     payload: str  # the backend's own encoding (BTC family: a base64 PSBT)
     payments: tuple[Payment, ...]
-    fee: Decimal  # the fee this transaction pays, in the coin
+    fee: Decimal  # the fee this transaction pays, in the coin (EVM: the most it can pay, in the native coin)
+    sender: str = ""  # account-based chains: the sending address and the nonce it uses
+    nonce: int | None = None
 
 
 @dataclass(frozen=True)
@@ -115,6 +118,9 @@ class SignedTx:
     txid: str
     raw: str  # hex of the signed transaction: what is stored before the first broadcast and re-sent
     fee: Decimal
+    sender: str = ""  # account-based chains: stored with the transaction, and the nonce taken in that commit
+    nonce: int | None = None
+    chain: str = ""  # the nonce's chain ("evm:<chain id>")
 
 
 class Outcome(StrEnum):
@@ -260,6 +266,7 @@ class XpubAddressesMixin:
 BACKEND_PATHS = {
     "sandbox": "chains.sandbox.SandboxBackend",
     "bitcoincore": "chains.bitcoincore.backend.BitcoinCoreBackend",
+    "evm": "chains.evm.backend.EvmBackend",
 }
 
 

@@ -17,6 +17,7 @@ def check_chain_backends(**kwargs: Any) -> list[CheckMessage]:
     """Something real to offer, and every real backend's deposits on keys the operator holds."""
     from chains.base import get_backend
     from chains.derivation import receives_on_development_key
+    from chains.evm.config import evm_config
     from chains.nodes import node_config
 
     try:
@@ -35,11 +36,26 @@ def check_chain_backends(**kwargs: Any) -> list[CheckMessage]:
             )
         )
     for asset in real:
-        if get_backend(asset.code).name == "bitcoincore":
-            try:
+        backend = get_backend(asset.code).name
+        try:
+            if backend == "bitcoincore":
                 node_config(asset.code)
-            except ImproperlyConfigured as exc:
-                errors.append(_invalid(f"{asset.code} runs on the bitcoincore backend: {exc}", "CHAIN_NODES"))
+            elif backend == "evm":
+                evm_config(asset.code)
+        except ImproperlyConfigured as exc:
+            errors.append(_invalid(f"{asset.code} runs on the {backend} backend: {exc}", "CHAIN_NODES"))
+    if any(get_backend(asset.code).name == "evm" for asset in real) and not str(
+        settings.EVM_SIGNER or ""
+    ).startswith("unix:"):
+        errors.append(
+            Error(
+                "The EVM backend needs the signer process: EVM_SIGNER is not a unix: socket "
+                f"({settings.EVM_SIGNER!r}). The in-process signer holds the public development seed.",
+                hint="Run `manage.py run_signer` as its own user and set "
+                'EVM_SIGNER="unix:/run/kassa/signer.sock" (docs/operations.md, the EVM signer).',
+                id="kassa.E008",
+            )
+        )
     families = sorted({asset.family for asset in real})
     for family in families:
         variable = "TON_DEPOSIT_ADDRESS" if family == "ton" else f'CHAIN_XPUBS["{family}"]'

@@ -186,6 +186,13 @@ def derive_address(code: str, index: int) -> tuple[str, str | None]:
     return spec.encode(receiving.ChildKey(index).PublicKey()), None
 
 
+def derive_internal_address(family: str, index: int) -> str:
+    """Address `index` of the account key's internal chain (child 1), never a deposit address: the EVM
+    hot address (payouts leave from it, sweeps arrive at it, gas top-ups come from it) is index 0."""
+    spec, net = _spec(family)
+    return spec.encode(_receiving_chain(family, net, _account_key(family), 1).ChildKey(index).PublicKey())
+
+
 def ton_deposit_address() -> str:
     """The one TON deposit address: TON_DEPOSIT_ADDRESS in user-friendly form, or the development one."""
     configured = settings.TON_DEPOSIT_ADDRESS
@@ -287,8 +294,9 @@ def _account_key(family: str) -> str:
 
 
 @functools.lru_cache(maxsize=32)
-def _receiving_chain(family: str, net: str, key: str) -> Bip32Base:
-    """The external chain (child 0) of `key`; keyed by network and key: a settings change is a new entry."""
+def _receiving_chain(family: str, net: str, key: str, chain: int = 0) -> Bip32Base:
+    """The external chain (child 0; `chain=1` the internal one) of `key`; keyed by network and key: a
+    settings change is a new entry."""
     spec = _FAMILIES[family] if net == "mainnet" else _TEST_FAMILIES[(family, net)]
     where = f"CHAIN_XPUBS[{family!r}]"
     expected = " or ".join(name for name, _ in spec.versions)
@@ -310,7 +318,7 @@ def _receiving_chain(family: str, net: str, key: str) -> Bip32Base:
         )
     try:
         account = spec.bip32.FromExtendedKey(key, net_versions)
-        return account.ChildKey(0)
+        return account.ChildKey(chain)
     except Bip32KeyError as exc:
         curve = "a Kholaw ed25519" if spec.bip32 is Bip32KholawEd25519 else "a secp256k1"
         raise ImproperlyConfigured(f"{where} is not {curve} extended public key: {exc}") from exc

@@ -55,8 +55,10 @@ class ChainTx(models.Model):
 
     class Kind(models.TextChoices):
         PAYOUT = "payout"
-        BUMP = "bump"  # a replacement paying more (RBF) of `replaces`
+        BUMP = "bump"  # a replacement paying more (RBF; EVM: the same nonce, higher fees) of `replaces`
         CHILD = "child"  # a child paying for `replaces` (CPFP)
+        TOPUP = "topup"  # EVM: gas sent from the hot address to a deposit address before its token sweep
+        SWEEP = "sweep"  # EVM: a deposit address's funds moved to the hot address
 
     code = models.CharField(max_length=16)
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.PAYOUT)
@@ -66,6 +68,11 @@ class ChainTx(models.Model):
     fee = MoneyField()  # what the transaction pays the network, in the coin
     fee_rate = models.CharField(max_length=40, blank=True)  # the quote it was built with, for the record
     replaces = models.ForeignKey("self", null=True, on_delete=models.PROTECT, related_name="replacements")
+    # Account-based chains (EVM): the sending address and the nonce the transaction uses. A replacement
+    # shares its original's nonce; one of them at most can ever be mined.
+    sender = models.CharField(max_length=128, blank=True)
+    nonce = models.PositiveBigIntegerField(null=True)
+    fee_paid = MoneyField(null=True)  # what it actually paid once mined (EVM: gasUsed x effective price)
     confirmations = models.IntegerField(default=0)
     attempts = models.PositiveIntegerField(default=0)
     last_error = models.CharField(max_length=500, blank=True)
@@ -84,3 +91,65 @@ class ChainTx(models.Model):
 
     def __str__(self) -> str:
         return f"{self.code}:{self.txid} ({self.status})"
+
+
+class NonceSlot(models.Model):
+    """The next nonce of one sending address on one EVM chain, advanced under its row lock in the same
+    commit that stores the signed transaction using it: a crash never leaves a gap, two planners never
+    use one nonce twice."""
+
+    chain = models.CharField(max_length=32)  # "evm:<chain id>"
+    address = models.CharField(max_length=64)  # lowercase 0x...
+    next_nonce = models.PositiveBigIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["chain", "address"], name="nonce_slot_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.chain}:{self.address} next {self.next_nonce}"
+
+
+class SweepStatus(models.TextChoices):
+    TOPUP = "topup"  # a token sweep waiting for its gas top-up to be mined
+    READY = "ready"  # the address holds the gas: the sweep transaction is built next
+    SENT = "sent"  # the sweep transaction is stored (and sent): waiting for it to be mined
+    DONE = "done"  # mined: the funds are at the hot address
+    FAILED = "failed"  # mined with status 0 (e.g. a blacklisted address): a person looks
+
+
+class Sweep(models.Model):
+    """Moving what one deposit address holds of one code to the hot address, step by step, each step stored
+    before it is sent so a crash resumes where it stopped (chains.evm.sweeps)."""
+
+    Status = SweepStatus
+
+    code = models.CharField(max_length=16)
+    address = models.CharField(max_length=64)  # the deposit address, lowercase 0x...
+    derivation_index = models.PositiveBigIntegerField()
+    amount = MoneyField()  # what is swept, in the coin of `code`
+    status = models.CharField(max_length=16, choices=SweepStatus.choices, default=SweepStatus.READY)
+    topup_tx = models.ForeignKey(ChainTx, null=True, on_delete=models.PROTECT, related_name="+")
+    sweep_tx = models.ForeignKey(ChainTx, null=True, on_delete=models.PROTECT, related_name="+")
+    last_error = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=money_check("amount", strictly_positive=True), name="sweep_amount"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(status__in=SweepStatus.values), name="sweep_status_valid"
+            ),
+            # One sweep in flight per address and code: a second one could spend the same funds.
+            models.UniqueConstraint(
+                fields=["code", "address"],
+                condition=~models.Q(status__in=[SweepStatus.DONE, SweepStatus.FAILED]),
+                name="sweep_one_open",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"sweep {self.code} {self.address} {self.amount} ({self.status})"

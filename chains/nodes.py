@@ -27,6 +27,9 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 
+from payments.assets import get_asset
+from payments.errors import UnsupportedAsset
+
 NETWORKS = ("mainnet", "testnet", "regtest")
 _KEYS = {"url", "network", "deposit_wallet", "payout_wallet", "fee_fallback", "fee_cap", "fee_target_blocks"}
 
@@ -65,7 +68,15 @@ def _raw() -> dict[str, Any]:
 
 @cache
 def _configs() -> dict[str, NodeConfig]:
-    return {code: _parse(code, entry) for code, entry in _raw().items()}
+    # The EVM codes' entries have their own keys (chains.evm.config).
+    return {code: _parse(code, entry) for code, entry in _raw().items() if _family(code) != "evm"}
+
+
+def _family(code: str) -> str:
+    try:
+        return get_asset(code).family
+    except UnsupportedAsset:
+        return ""
 
 
 def _parse(code: str, entry: Any) -> NodeConfig:

@@ -23,7 +23,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from alerts.services import alert_raise, alert_resolve
-from chains.base import ChainUnavailable, ScanResult, get_backend
+from chains.base import ChainBackend, ChainTransfer, ChainUnavailable, ScanResult, TransferKey, get_backend
 from chains.models import ChainCursor, WatchRange
 from payments.assets import get_asset
 from payments.deposits import deposits_ingest, open_transfer_keys
@@ -37,25 +37,47 @@ WATCH_AHEAD = 1000
 
 
 def chain_scan(code: str) -> int:
-    """One ingestion cycle of `code`; returns how many transfers were ingested (0 while paused)."""
+    """One ingestion cycle of `code`; returns how many transfers were ingested (0 while paused).
+
+    Codes one backend scans together (the EVM codes of one chain) share the cursor of the first of them;
+    the cycle of any other of them does nothing."""
     backend = get_backend(code)
+    codes = scanned_with(code)
+    if codes[0] != code:
+        return 0
     row, _ = ChainCursor.objects.get_or_create(code=code)
     try:
         _keep_watching(backend, code)
         result = backend.scan(code, row.cursor or None)
         mentioned = {transfer.key for transfer in result.transfers}
-        to_check = [
-            key for key in dict.fromkeys([*open_transfer_keys(code), *result.dropped]) if key not in mentioned
-        ]
+        opened = [key for each in codes for key in open_transfer_keys(each)]
+        to_check = [key for key in dict.fromkeys([*opened, *result.dropped]) if key not in mentioned]
         # What was seen before goes first: two payments to one invoice settled in the same cycle are taken
         # in the order they arrived, whether the scan or the recheck reports them.
-        rechecked = backend.recheck(code, to_check) if to_check else []
-        ingested = deposits_ingest(code, rechecked) + deposits_ingest(code, result.transfers)
+        rechecked = [
+            transfer
+            for each in codes
+            for transfer in _recheck(backend, each, [key for key in to_check if key.code == each])
+        ]
+        ingested = 0
+        for transfers in (rechecked, result.transfers):
+            for each in codes:
+                ingested += deposits_ingest(each, [t for t in transfers if t.code == each])
     except ChainUnavailable as exc:
         _pause(row, str(exc))
         return 0
     _advance(row, result)
     return ingested
+
+
+def scanned_with(code: str) -> list[str]:
+    """The codes scanned in one cycle with `code`, the one whose cursor they share first."""
+    together = getattr(get_backend(code), "scan_codes", None)
+    return [code] if together is None else list(together(code))
+
+
+def _recheck(backend: ChainBackend, code: str, keys: list[TransferKey]) -> list[ChainTransfer]:
+    return backend.recheck(code, keys) if keys else []
 
 
 def chain_watch(code: str) -> None:

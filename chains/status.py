@@ -9,6 +9,7 @@ from alerts.models import Alert
 from alerts.services import open_alerts
 from chains.base import ChainUnavailable, get_backend, is_offered
 from chains.models import ChainCursor
+from chains.scanning import scanned_with
 from payments.assets import all_assets
 from payments.money import exact_sum
 from withdrawals.models import Withdrawal
@@ -24,6 +25,7 @@ class CodeStatus:
     lag: int | None  # node tip - cursor height, in blocks
     paused_reason: str
     spendable: Decimal | None  # the payout wallet's balance (None: unknown)
+    gas_tank: Decimal | None  # account chains: the hot address's native coin, which pays the gas (None: n/a)
     pending_payouts: Decimal  # withdrawals accepted and not yet sent
     alerts: list[Alert]
 
@@ -39,13 +41,16 @@ def chain_status(codes: list[str] | None = None) -> list[CodeStatus]:
 
 def _status(code: str) -> CodeStatus:
     backend = get_backend(code)
-    cursor = ChainCursor.objects.filter(code=code).first()
+    cursor = ChainCursor.objects.filter(code=scanned_with(code)[0]).first()  # codes scanned together share it
     node_tip: int | None = None
     spendable: Decimal | None = None
+    gas_tank: Decimal | None = None
     error = ""
     try:
         node_tip = backend.tip(code).height
         spendable = backend.spendable(code)
+        gas = getattr(backend, "gas_tank", None)
+        gas_tank = None if gas is None else gas(code)
     except ChainUnavailable as exc:
         error = str(exc)
     cursor_height = cursor.tip_height if cursor else None
@@ -59,6 +64,7 @@ def _status(code: str) -> CodeStatus:
         lag=None if node_tip is None or cursor_height is None else node_tip - cursor_height,
         paused_reason=cursor.paused_reason if cursor else "",
         spendable=None if spendable is None or not spendable.is_finite() else spendable,
+        gas_tank=gas_tank,
         pending_payouts=exact_sum(pending.values_list("amount", flat=True)),
         alerts=open_alerts(about=code),
     )

@@ -30,3 +30,11 @@ def chain_scan_all() -> None:
 def chain_watch_task(code: str) -> None:
     """Extend the node's watched range of `code` now (deposit address allocation asks for it)."""
     chain_watch(code)
+
+
+@shared_task(ignore_result=True)
+def evm_sweep_all() -> None:
+    """Sweep EVM deposit addresses to the hot address (chains.evm.sweeps)."""
+    from chains.evm.sweeps import evm_sweep_all as sweep_all
+
+    sweep_all()

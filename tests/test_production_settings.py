@@ -375,3 +375,29 @@ def test_beat_logs_its_settings_module(caplog):
         log_beat_settings()
 
     assert "Kassa beat settings: config.settings.test" in caplog.text
+
+
+def test_production_refuses_the_evm_backend_without_the_signer_process(tmp_path):
+    xpub = Bip32Secp256k1.FromSeedAndPath(secrets.token_bytes(32), "m/44'/60'/0'").PublicKey().ToExtended()
+    evm = {
+        "CHAIN_BACKENDS": json.dumps({"eth": "evm"}),
+        "CHAIN_NODES": json.dumps({"eth": {"url": "http://127.0.0.1:8545", "chain_id": 1}}),
+        "CHAIN_XPUBS": json.dumps({"evm": xpub}),
+        "SANDBOX_ENABLED": None,
+    }
+
+    without = check_deploy(production_env(tmp_path, **evm))
+    local = check_deploy(production_env(tmp_path, EVM_SIGNER="local", **evm))
+    bad_node = check_deploy(
+        production_env(
+            tmp_path,
+            EVM_SIGNER="unix:/run/kassa/signer.sock",
+            **{**evm, "CHAIN_NODES": json.dumps({"eth": {"url": "http://127.0.0.1:8545"}})},
+        )
+    )
+    signer = check_deploy(production_env(tmp_path, EVM_SIGNER="unix:/run/kassa/signer.sock", **evm))
+
+    assert_refused(without, "kassa.E008", "EVM_SIGNER")
+    assert_refused(local, "kassa.E008", "EVM_SIGNER")  # the in-process signer never reaches production
+    assert_refused(bad_node, "kassa.E006", "CHAIN_NODES")
+    assert signer.returncode == 0, signer.stdout + signer.stderr

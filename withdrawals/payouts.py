@@ -47,6 +47,7 @@ from chains.base import (
     is_offered,
 )
 from chains.models import ChainTx, ChainTxStatus
+from chains.nonces import nonce_take
 from config.tasks import task
 from payments.assets import all_assets, get_asset
 from withdrawals import services
@@ -160,8 +161,21 @@ def _store(code: str, batch: Sequence[Withdrawal], signed: SignedTx, *, fee_rate
     ):
         logger.warning("%s: a plan lost its withdrawals to another one; its transaction is never sent", code)
         return None
+    if signed.nonce is not None and not nonce_take(signed.chain, signed.sender, signed.nonce):
+        # Another transaction of the sender took this nonce first: this one is never sent, and the
+        # withdrawals are planned again (with the next nonce) by the next plan.
+        logger.warning(
+            "%s: nonce %s of %s was taken first; the plan is dropped", code, signed.nonce, signed.sender
+        )
+        return None
     chain_tx = ChainTx.objects.create(
-        code=code, txid=signed.txid, raw=signed.raw, fee=signed.fee, fee_rate=fee_rate
+        code=code,
+        txid=signed.txid,
+        raw=signed.raw,
+        fee=signed.fee,
+        fee_rate=fee_rate,
+        sender=signed.sender,
+        nonce=signed.nonce,
     )
     WithdrawalTx.objects.bulk_create([WithdrawalTx(withdrawal=w, chain_tx=chain_tx) for w in locked])
     Withdrawal.objects.filter(pk__in=[w.pk for w in locked]).update(
@@ -323,6 +337,8 @@ def _replace(backend: ChainBackend, code: str, chain_tx: ChainTx) -> None:
             raw=signed.raw,
             fee=signed.fee,
             fee_rate=f"{fee.rate} {fee.unit} ({fee.source})",
+            sender=signed.sender,
+            nonce=signed.nonce,  # a same-nonce replacement (EVM) takes no new nonce
         )
         if kind == ChainTx.Kind.BUMP:
             links = WithdrawalTx.objects.filter(chain_tx=chain_tx).values_list("withdrawal_id", flat=True)

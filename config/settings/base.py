@@ -316,6 +316,12 @@ TON_DEPOSIT_ADDRESS = env.str("TON_DEPOSIT_ADDRESS", default="")
 #          "deposit_wallet": "kassa-deposits", "payout_wallet": "kassa-payouts"}}
 CHAIN_NODES = json.loads(env.str("CHAIN_NODES", default="{}"), parse_float=Decimal)
 CHAIN_POLL_SECONDS = env.float("CHAIN_POLL_SECONDS", default=15)
+# Where the EVM backend has its transactions signed: "unix:/run/kassa/signer.sock" (the signer process,
+# `manage.py run_signer`), or "local" (in-process, the public development seed: development and tests only).
+EVM_SIGNER = env.str("EVM_SIGNER", default="")
+# Beat: sweeps of EVM deposit addresses to the hot address (chains.evm.sweeps), this often.
+EVM_SWEEP_SECONDS = env.float("EVM_SWEEP_SECONDS", default=60)
+CELERY_BEAT_SCHEDULE["evm-sweep"] = {"task": "chains.tasks.evm_sweep_all", "schedule": EVM_SWEEP_SECONDS}
 # Beat mines a sandbox block this often; 0 turns it off (tests). `make run` sets it.
 SANDBOX_BLOCK_SECONDS = env.float("SANDBOX_BLOCK_SECONDS", default=0)
 CELERY_BEAT_SCHEDULE["chain-scan"] = {"task": "chains.tasks.chain_scan_all", "schedule": CHAIN_POLL_SECONDS}

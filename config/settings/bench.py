@@ -36,3 +36,5 @@ LOGGING = {
     # Warnings only: a log line per request would measure the terminal, but a 500's traceback still shows.
     "root": {"handlers": ["console"], "level": "WARNING"},
 }
+# The EVM backend signs in-process with the public development seed (never in production).
+EVM_SIGNER = env.str("EVM_SIGNER", default="local")

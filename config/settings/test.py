@@ -32,3 +32,5 @@ EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 WHITENOISE_USE_FINDERS = True  # serve app static files without collectstatic in tests
 # Static rates from the settings table only: a developer's `update_rates` file must not change test prices.
 RATES_FILE = VAR_DIR / "test-rates-never-written.json"
+# The EVM backend signs in-process with the public development seed (never in production).
+EVM_SIGNER = "local"

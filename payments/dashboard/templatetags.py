@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from decimal import Decimal
+from decimal import ROUND_DOWN, Decimal
 from typing import Any
 
 from django import template
@@ -14,6 +14,14 @@ from payments.errors import DomainError
 from payments.money import InvalidAmount, format_amount, number_text
 
 register = template.Library()
+
+
+@register.filter
+def amount_down(value: Any, places: int = 8) -> str:
+    """`amount`, cut to `places` decimals (ROUND_DOWN: a balance is never shown as more than it is)."""
+    if isinstance(value, Decimal) and value.is_finite():
+        value = value.quantize(Decimal(1).scaleb(-int(places)), rounding=ROUND_DOWN)
+    return amount(value)
 
 
 @register.filter

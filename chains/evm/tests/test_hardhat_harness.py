@@ -11,7 +11,6 @@ from web3 import Web3
 
 from tests.hardhat_node import group_alive, hardhat_node
 
-
 pytestmark = pytest.mark.hardhat
 
 

@@ -5,6 +5,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from chains.base import ChainUnavailable, get_backend
 from chains.models import ChainCursor
+from chains.scanning import scanned_with
 from chains.status import CodeStatus, chain_status
 from payments.assets import get_asset
 from payments.errors import UnsupportedAsset
@@ -56,7 +57,7 @@ class Command(BaseCommand):
             cursor = backend.cursor_at(code, height)
         except ChainUnavailable as exc:
             raise CommandError(f"the {code} node cannot be reached: {exc}") from exc
-        ChainCursor.objects.update_or_create(code=code, defaults={"cursor": cursor})
+        ChainCursor.objects.update_or_create(code=scanned_with(code)[0], defaults={"cursor": cursor})
         self.stdout.write(
             f"{code}: the next scan reports everything after block {height} (tip {tip}); "
             "what was already ingested is not changed"
@@ -73,6 +74,7 @@ def _as_json(row: CodeStatus) -> dict[str, Any]:
         "lag": row.lag,
         "paused": row.paused_reason or None,
         "payoutWallet": None if row.spendable is None else number_text(row.spendable),
+        "gasTank": None if row.gas_tank is None else number_text(row.gas_tank),
         "pendingPayouts": number_text(row.pending_payouts),
         "alerts": [
             {"kind": a.kind, "key": a.key, "message": a.message, "count": a.count} for a in row.alerts
@@ -89,6 +91,7 @@ def _as_line(row: CodeStatus) -> str:
         f"cursor {row.cursor_height if row.cursor_height is not None else '-'}",
         f"lag {row.lag if row.lag is not None else '-'}",
         f"{wallet} vs pending {number_text(row.pending_payouts)}{short}",
+        *([] if row.gas_tank is None else [f"gas tank {number_text(row.gas_tank)}"]),
         f"alerts {len(row.alerts)}",
     ]
     if row.paused_reason:

@@ -1,0 +1,163 @@
+"""What the EVM signer agrees to sign: every request is checked against the database first.
+
+The signer signs exactly three kinds of transaction, each only as the stored plan says:
+- `payout`: from the hot address, paying one accepted (processing) withdrawal exactly its address and
+  amount, once (a second transaction for it only as a same-nonce replacement of the live one), within the
+  code's `payout_limit` and `daily_limit`;
+- `topup`: from the hot address to a deposit address whose token sweep is waiting for gas, at most
+  `topup_cap` of the native coin;
+- `sweep`: from a deposit address (the key of the sweep's derivation index) to the hot address, exactly
+  the amount the stored sweep names.
+Every transaction is EIP-1559 on the code's chain, with a fee under the cap. Anything else is refused
+with the reason; nothing is signed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime, time
+from decimal import Decimal
+from typing import Any
+
+from django.db.models import Q
+from django.utils import timezone
+from web3 import Web3
+
+from chains.evm.config import EvmConfig, evm_config
+from chains.evm.node import WEI, hot_address, transfer_call
+from chains.models import ChainTx, ChainTxStatus, Sweep
+from payments.money import exact_sum
+from withdrawals.models import Withdrawal, WithdrawalTx
+
+MAX_GAS = 500_000
+HOT = (1, 0)  # (BIP-44 chain, index) of the hot address
+
+
+class SignRefused(Exception):
+    """The request matches no stored plan (or breaks a limit): nothing is signed."""
+
+
+@dataclass(frozen=True)
+class Approved:
+    """What to sign with: the key at m/44'/60'/0'/<chain>/<index>, expected to be `sender`."""
+
+    chain: int
+    index: int
+    sender: str
+    tx: dict[str, Any]
+
+
+def check(code: str, payload: str | dict[str, Any]) -> Approved:
+    """Approve a signing request (an UnsignedTx's payload) or raise SignRefused with the reason."""
+    request = json.loads(payload) if isinstance(payload, str) else payload
+    if not isinstance(request, dict):
+        raise SignRefused("a request is a JSON object")
+    try:
+        config = evm_config(code)
+    except Exception as exc:
+        raise SignRefused(f"{code} is not an EVM code served here") from exc
+    tx = _tx(config, request.get("tx"))
+    purpose, ref = request.get("purpose"), str(request.get("ref", ""))
+    if purpose == "payout":
+        _payout(config, tx, ref)
+        return Approved(*HOT, sender=hot_address(), tx=tx)
+    if purpose == "topup":
+        _topup(config, tx, ref)
+        return Approved(*HOT, sender=hot_address(), tx=tx)
+    if purpose == "sweep":
+        sweep = _sweep(config, tx, ref)
+        return Approved(0, sweep.derivation_index, sender=sweep.address, tx=tx)
+    raise SignRefused(f"unknown purpose {purpose!r}: only payout, topup and sweep are signed")
+
+
+def _tx(config: EvmConfig, raw: Any) -> dict[str, Any]:
+    fields = {
+        "type",
+        "chainId",
+        "nonce",
+        "gas",
+        "maxFeePerGas",
+        "maxPriorityFeePerGas",
+        "to",
+        "value",
+        "data",
+    }
+    if not isinstance(raw, dict) or set(raw) != fields:
+        raise SignRefused(f"a transaction has exactly the fields {sorted(fields)}")
+    ints = ("chainId", "nonce", "gas", "maxFeePerGas", "maxPriorityFeePerGas", "value")
+    if raw["type"] != 2 or any(
+        not isinstance(raw[k], int) or isinstance(raw[k], bool) or raw[k] < 0 for k in ints
+    ):
+        raise SignRefused("an EIP-1559 (type 2) transaction with whole, non-negative numbers")
+    if raw["chainId"] != config.chain_id:
+        raise SignRefused(f"chain {raw['chainId']} is not {config.code}'s chain {config.chain_id}")
+    if raw["maxFeePerGas"] > config.fee_cap_wei or raw["maxPriorityFeePerGas"] > raw["maxFeePerGas"]:
+        raise SignRefused("the fee is over the configured cap")
+    if raw["gas"] > MAX_GAS:
+        raise SignRefused(f"gas {raw['gas']} is over {MAX_GAS}")
+    if not isinstance(raw["to"], str) or not Web3.is_address(raw["to"]) or not isinstance(raw["data"], str):
+        raise SignRefused("to is an address and data is hex")
+    return dict(raw)
+
+
+def _expect(tx: dict[str, Any], config: EvmConfig, to: str, amount: Decimal) -> None:
+    """The transaction moves exactly `amount` of the code to `to`, and nothing else."""
+    want = transfer_call(config, to, amount)
+    if (tx["to"].lower(), tx["value"], tx["data"].lower()) != (
+        want["to"].lower(),
+        want["value"],
+        want["data"].lower(),
+    ):
+        raise SignRefused("the transaction does not move exactly what the stored plan says")
+
+
+def _payout(config: EvmConfig, tx: dict[str, Any], ref: str) -> None:
+    withdrawal = Withdrawal.objects.filter(uid=ref.removeprefix("withdrawal:"), code=config.code).first()
+    if withdrawal is None or withdrawal.reference != ref:
+        raise SignRefused(f"no withdrawal {ref!r} of {config.code}")
+    if withdrawal.status != Withdrawal.Status.PROCESSING:
+        raise SignRefused(f"withdrawal {withdrawal.uid} is {withdrawal.status}, not processing")
+    _expect(tx, config, withdrawal.to_address, withdrawal.amount)
+    live = ChainTx.objects.filter(
+        withdrawal_links__withdrawal=withdrawal,
+        status__in=[ChainTxStatus.SIGNED, ChainTxStatus.BROADCAST, ChainTxStatus.CONFIRMED],
+    )
+    if live.exclude(nonce=tx["nonce"]).exists():
+        raise SignRefused(f"withdrawal {withdrawal.uid} is paid by a transaction already (another nonce)")
+    if config.payout_limit is not None and withdrawal.amount > config.payout_limit:
+        raise SignRefused(f"{withdrawal.amount} {config.code} is over the payout limit {config.payout_limit}")
+    if config.daily_limit is not None:
+        start = datetime.combine(timezone.now().date(), time.min, tzinfo=UTC)
+        paid_today = WithdrawalTx.objects.filter(
+            chain_tx__code=config.code, chain_tx__created_at__gte=start, chain_tx__kind=ChainTx.Kind.PAYOUT
+        ).exclude(withdrawal=withdrawal)
+        total = exact_sum(paid_today.values_list("withdrawal__amount", flat=True)) + withdrawal.amount
+        if total > config.daily_limit:
+            raise SignRefused(f"{total} {config.code} today is over the daily limit {config.daily_limit}")
+
+
+def _topup(config: EvmConfig, tx: dict[str, Any], ref: str) -> None:
+    sweep = _stored_sweep(config, ref, Sweep.Status.TOPUP)
+    if tx["to"].lower() != sweep.address or tx["data"] not in ("0x", "") or config.contract is None:
+        raise SignRefused("a top-up sends only native coin to the deposit address of a token sweep")
+    if Decimal(tx["value"]) / WEI > config.topup_cap:
+        raise SignRefused(f"the top-up is over the cap {config.topup_cap}")
+    if sweep.topup_tx is not None and sweep.topup_tx.nonce != tx["nonce"]:
+        raise SignRefused(f"sweep {sweep.pk} has its top-up already")
+
+
+def _sweep(config: EvmConfig, tx: dict[str, Any], ref: str) -> Sweep:
+    sweep = _stored_sweep(config, ref, Sweep.Status.READY, Sweep.Status.SENT)
+    _expect(tx, config, hot_address(), sweep.amount)
+    if sweep.sweep_tx is not None and sweep.sweep_tx.nonce != tx["nonce"]:
+        raise SignRefused(f"sweep {sweep.pk} has its transaction already")
+    return sweep
+
+
+def _stored_sweep(config: EvmConfig, ref: str, *statuses: str) -> Sweep:
+    pk = ref.removeprefix("sweep:")
+    sweep = Sweep.objects.filter(Q(pk=pk) if pk.isdigit() else Q(pk__in=[]), code=config.code).first()
+    if sweep is None or sweep.status not in statuses:
+        raise SignRefused(f"no sweep {ref!r} of {config.code} waiting for this step")
+    return sweep

@@ -1,0 +1,227 @@
+"""The EVM signer: the only holder of the EVM seed (docs/decisions.md, "Custody of EVM keys").
+
+- `manage.py signer_seed --seed-file PATH` seals a BIP-39 mnemonic (read from standard input) under a
+  passphrase: scrypt (random salt) and AES-256-GCM, so the file alone is useless.
+- `manage.py run_signer --seed-file PATH --socket PATH` opens it with the passphrase from
+  `KASSA_SIGNER_PASSPHRASE` (its own environment, not the web's or the workers'), checks that the seed is the
+  one behind `CHAIN_XPUBS["evm"]`, and answers signing requests on a Unix socket: one JSON line in, one
+  out. Every request is checked against the database (chains.evm.policy) before anything is signed.
+- Web and workers reach it with `EVM_SIGNER=unix:/run/kassa/signer.sock` (`SocketSigner`). In development
+  and tests, `EVM_SIGNER=local` signs in-process with the public development seed through the same
+  checks (`LocalSigner`); production refuses it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import socketserver
+from decimal import Decimal, InvalidOperation
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from bip_utils import Bip32Secp256k1, Bip39MnemonicValidator, Bip39SeedGenerator
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.db import close_old_connections
+from eth_account import Account
+
+from chains.base import PayoutHeld, SignedTx, UnsignedTx
+from chains.derivation import DEVELOPMENT_MNEMONIC, derive_address, derive_internal_address
+from chains.evm.config import evm_config
+from chains.evm.node import WEI
+from chains.evm.policy import SignRefused, check
+
+logger = logging.getLogger(__name__)
+
+ACCOUNT_PATH = "m/44'/60'/0'"
+SCRYPT_N = 2**15
+MAX_REQUEST = 64 * 1024
+
+
+class SignerUnavailable(PayoutHeld):
+    """The signer process could not be asked (not running, socket missing, no answer): payouts wait with
+    the reason shown, and an alert."""
+
+    kind = "signer_unavailable"
+    reason = "The EVM signer cannot be reached"
+
+
+# --- the sealed seed -----------------------------------------------------------------------------------
+
+
+def seal(mnemonic: str, passphrase: str) -> bytes:
+    if not Bip39MnemonicValidator().IsValid(mnemonic):
+        raise ValueError("not a valid BIP-39 mnemonic")
+    if len(passphrase) < 12:
+        raise ValueError("the passphrase has at least 12 characters")
+    salt, nonce = os.urandom(16), os.urandom(12)
+    key = Scrypt(salt=salt, length=32, n=SCRYPT_N, r=8, p=1).derive(passphrase.encode())
+    sealed = AESGCM(key).encrypt(nonce, mnemonic.encode(), b"kassa-evm-seed")
+    blob = {"kdf": "scrypt", "n": SCRYPT_N, "salt": salt.hex(), "nonce": nonce.hex(), "sealed": sealed.hex()}
+    return json.dumps(blob).encode()
+
+
+def unseal(blob: bytes, passphrase: str) -> str:
+    try:
+        fields = json.loads(blob)
+        key = Scrypt(salt=bytes.fromhex(fields["salt"]), length=32, n=int(fields["n"]), r=8, p=1).derive(
+            passphrase.encode()
+        )
+        return (
+            AESGCM(key)
+            .decrypt(bytes.fromhex(fields["nonce"]), bytes.fromhex(fields["sealed"]), b"kassa-evm-seed")
+            .decode()
+        )
+    except Exception as exc:
+        raise ValueError(
+            "the seed file cannot be opened with this passphrase (or is not a seed file)"
+        ) from exc
+
+
+# --- signing ----------------------------------------------------------------------------------------
+
+
+class LocalSigner:
+    """Signs in this process with `mnemonic`, after the same checks as the signer process."""
+
+    def __init__(self, mnemonic: str) -> None:
+        self._account = Bip32Secp256k1.FromSeedAndPath(Bip39SeedGenerator(mnemonic).Generate(), ACCOUNT_PATH)
+        self._keys: dict[tuple[int, int], Any] = {}
+
+    def address(self, chain: int, index: int) -> str:
+        return str(self._key(chain, index).address)
+
+    def _key(self, chain: int, index: int) -> Any:
+        if (chain, index) not in self._keys:
+            node = self._account.ChildKey(chain).ChildKey(index)
+            self._keys[(chain, index)] = Account.from_key(node.PrivateKey().Raw().ToBytes())
+        return self._keys[(chain, index)]
+
+    def matches_configuration(self) -> bool:
+        """The seed is the one behind CHAIN_XPUBS["evm"]: its hot and first deposit addresses agree."""
+        return (
+            self.address(1, 0) == derive_internal_address("evm", 0)
+            and self.address(0, 0) == derive_address("eth", 0)[0]
+        )
+
+    def sign(self, tx: UnsignedTx) -> SignedTx:
+        approved = check(tx.code, tx.payload)
+        key = self._key(approved.chain, approved.index)
+        if key.address.lower() != approved.sender.lower():
+            raise SignRefused("the key of the planned sender is not this seed's")
+        signed = key.sign_transaction(approved.tx)
+        fee = tx.fee if tx.fee else _max_fee(approved.tx)
+        return SignedTx(
+            txid="0x" + bytes(signed.hash).hex().removeprefix("0x"),
+            raw="0x" + bytes(signed.raw_transaction).hex().removeprefix("0x"),
+            fee=fee,
+            sender=key.address,
+            nonce=approved.tx["nonce"],
+            chain=evm_config(tx.code).chain,
+        )
+
+
+def _max_fee(tx: dict[str, Any]) -> Decimal:
+    return Decimal(tx["gas"] * tx["maxFeePerGas"]) / WEI
+
+
+class SocketSigner:
+    """Asks the signer process over its Unix socket; its refusal is SignRefused, its absence
+    SignerUnavailable."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def sign(self, tx: UnsignedTx) -> SignedTx:
+        request = {"code": tx.code, "payload": tx.payload, "fee": str(tx.fee)}
+        answer = self.ask(request)
+        if "error" in answer:
+            raise SignRefused(str(answer["error"]))
+        return SignedTx(
+            txid=answer["txid"],
+            raw=answer["raw"],
+            fee=Decimal(answer["fee"]),
+            sender=answer["sender"],
+            nonce=int(answer["nonce"]),
+            chain=answer["chain"],
+        )
+
+    def ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+                conn.settimeout(30)
+                conn.connect(self.path)
+                conn.sendall(json.dumps(request).encode() + b"\n")
+                data = conn.makefile("rb").readline(MAX_REQUEST)
+        except OSError as exc:
+            raise SignerUnavailable(f"the EVM signer at {self.path} cannot be reached: {exc}") from exc
+        if not data:
+            raise SignerUnavailable(f"the EVM signer at {self.path} closed the connection")
+        return dict(json.loads(data))
+
+
+@cache
+def get_signer() -> LocalSigner | SocketSigner:
+    where = str(settings.EVM_SIGNER or "")
+    if where == "local":
+        return LocalSigner(DEVELOPMENT_MNEMONIC)
+    if where.startswith("unix:"):
+        return SocketSigner(where.removeprefix("unix:"))
+    raise ImproperlyConfigured('EVM_SIGNER is "unix:/path/to/signer.sock" (or "local" in development)')
+
+
+# --- the signer process ------------------------------------------------------------------------------
+
+
+def answer(signer: LocalSigner, line: bytes) -> dict[str, Any]:
+    """One request in, one answer out; never raises (a bad request is an error answer)."""
+    close_old_connections()
+    try:
+        request = json.loads(line)
+        code, payload = str(request["code"]), str(request["payload"])
+        fee = Decimal(str(request.get("fee", "0")))
+    except (ValueError, KeyError, TypeError, InvalidOperation):
+        return {"error": "a request is one JSON object with code and payload"}
+    try:
+        signed = signer.sign(UnsignedTx(code=code, payload=payload, payments=(), fee=fee))
+    except SignRefused as exc:
+        logger.warning("signer: refused a %s request: %s", code, exc)
+        return {"error": f"refused: {exc}"}
+    except Exception:
+        logger.exception("signer: a %s request failed", code)
+        return {"error": "the signer could not sign this request"}
+    logger.info("signer: signed %s %s nonce %s from %s", code, signed.txid, signed.nonce, signed.sender)
+    return {
+        "txid": signed.txid,
+        "raw": signed.raw,
+        "fee": str(signed.fee),
+        "sender": signed.sender,
+        "nonce": signed.nonce,
+        "chain": signed.chain,
+    }
+
+
+def serve(signer: LocalSigner, path: str, *, ready: Any = None) -> None:
+    """Answer on the Unix socket at `path` (mode 0660: the signer's user and the workers' group) until
+    interrupted; requests are answered one at a time (limits are checked against what was signed)."""
+    target = Path(path)
+    if target.exists():
+        target.unlink()
+
+    class Handler(socketserver.StreamRequestHandler):
+        def handle(self) -> None:
+            line = self.rfile.readline(MAX_REQUEST)
+            self.wfile.write(json.dumps(answer(signer, line)).encode() + b"\n")
+
+    with socketserver.UnixStreamServer(path, Handler) as server:
+        os.chmod(path, 0o660)
+        logger.info("signer: listening on %s", path)
+        if ready is not None:
+            ready(server)
+        server.serve_forever()

@@ -1,0 +1,335 @@
+"""Sweeps: what EVM deposit addresses receive moves to the hot address, which pays the withdrawals.
+
+A deposit address holding at least the code's `sweep_min` (after a confirmed deposit) gets a `Sweep`:
+
+    (new) --sweep_open--> READY  (a native coin, or a token address already holding its gas)
+    (new) --sweep_open--> TOPUP  --sweep_topup_stored--> TOPUP (its top-up stored, then sent)
+                          TOPUP  --sweep_funded--> READY   (the top-up is mined)
+                          READY  --sweep_stored--> SENT    (the sweep transaction stored, then sent)
+                          SENT   --sweep_done--> DONE      (mined)
+                  TOPUP or SENT  --sweep_failed--> FAILED  (mined with status 0: an alert for a person)
+
+Every transaction is signed and stored (with its nonce taken) in one commit before it is sent; a round
+after a crash re-sends the stored bytes, never a new transaction. The sweep is built only once the top-up
+is mined (never after a guessed delay). A token sweep's gas is topped up exactly: what the transfer's gas
+costs at the quoted fee, less what the address holds.
+"""
+
+from __future__ import annotations
+
+import logging
+from decimal import Decimal
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Max
+from web3 import Web3
+
+from alerts.services import alert_raise
+from chains.base import ChainUnavailable, FeeQuote, Outcome, SignedTx, get_backend
+from chains.evm.backend import EvmBackend
+from chains.evm.config import GWEI, evm_config
+from chains.evm.node import NATIVE_GAS, WEI, hot_address
+from chains.models import ChainTx, ChainTxStatus, Sweep
+from chains.nonces import nonce_take
+from payments.assets import get_asset
+from payments.models import Deposit, DepositAddress
+
+logger = logging.getLogger(__name__)
+
+# Gas limit of a token sweep's transfer (an ERC-20 transfer to an address that holds some uses 30-65 k).
+TOKEN_SWEEP_GAS = 100_000
+OPEN = [Sweep.Status.TOPUP, Sweep.Status.READY, Sweep.Status.SENT]
+TRANSITIONS = {
+    "sweep_topup_stored": ([Sweep.Status.TOPUP], Sweep.Status.TOPUP),
+    "sweep_funded": ([Sweep.Status.TOPUP], Sweep.Status.READY),
+    "sweep_stored": ([Sweep.Status.READY], Sweep.Status.SENT),
+    "sweep_done": ([Sweep.Status.SENT], Sweep.Status.DONE),
+    "sweep_failed": ([Sweep.Status.TOPUP, Sweep.Status.SENT], Sweep.Status.FAILED),
+}
+
+
+def evm_sweep(code: str) -> None:
+    """One round of `code`: move every open sweep one step, then open sweeps for addresses that hold
+    enough. One sweep that fails is logged and the others go on; an unreachable node stops the round."""
+    backend = get_backend(code)
+    assert isinstance(backend, EvmBackend)
+    for sweep in Sweep.objects.filter(code=code, status__in=OPEN).order_by("pk"):
+        try:
+            _step(backend, sweep)
+        except ChainUnavailable:
+            raise
+        except Exception as exc:
+            logger.exception("sweep %s of %s failed this round; the others go on", sweep.pk, code)
+            Sweep.objects.filter(pk=sweep.pk).update(last_error=str(exc)[:500])
+    for address, index in _candidates(code):
+        try:
+            _open(backend, code, address, index)
+        except ChainUnavailable:
+            raise
+        except Exception:
+            logger.exception("a sweep of %s %s could not be opened; the others go on", code, address)
+
+
+def _candidates(code: str) -> list[tuple[str, int]]:
+    """Deposit addresses with a confirmed deposit of `code` newer than their last sweep of it."""
+    confirmed = (
+        Deposit.objects.filter(code=code, status=Deposit.Status.CONFIRMED)
+        .values("address")
+        .annotate(last=Max("updated_at"))
+    )
+    swept = dict(
+        Sweep.objects.filter(code=code)
+        .values("address")
+        .annotate(last=Max("created_at"))
+        .values_list("address", "last")
+    )
+    open_now = set(Sweep.objects.filter(code=code, status__in=OPEN).values_list("address", flat=True))
+    due = {
+        row["address"].lower()
+        for row in confirmed
+        if row["address"].lower() not in open_now
+        and (swept.get(row["address"].lower()) is None or swept[row["address"].lower()] < row["last"])
+    }
+    indexes = DepositAddress.objects.filter(route_key__in=due, tag="").values_list(
+        "route_key", "derivation_index"
+    )
+    return sorted(indexes)
+
+
+def _open(backend: EvmBackend, code: str, address: str, index: int) -> Sweep | None:
+    """sweep_open: a sweep of what `address` holds, if at least `sweep_min`; TOPUP when a token address
+    lacks the gas of its transfer."""
+    config = evm_config(code)
+    fee = backend.quote_fee(code)
+    if fee.over_cap:
+        return None  # waits for a lower fee: nothing is stored
+    w3 = backend.w3(code)
+    owner = Web3.to_checksum_address(address)
+    native = int(w3.eth.get_balance(owner))
+    max_fee = int(fee.rate * GWEI)
+    if config.contract is None:
+        units = native - NATIVE_GAS * max_fee
+        amount = Decimal(units) / WEI if units > 0 else Decimal(0)
+        status = Sweep.Status.READY
+    else:
+        held = backend.token_balance(w3, config, owner)
+        amount = (
+            Decimal(held)
+            .scaleb(-config.decimals)
+            .quantize(Decimal(1).scaleb(-get_asset(code).chain_decimals), rounding="ROUND_DOWN")
+        )
+        status = (
+            Sweep.Status.TOPUP
+            if native < _token_gas(backend, code, owner, amount) * max_fee
+            else Sweep.Status.READY
+        )
+    if amount < config.sweep_min:
+        return None
+    sweep = Sweep.objects.create(
+        code=code, address=address.lower(), derivation_index=index, amount=amount, status=status
+    )
+    logger.info("sweep %s opened: %s %s from %s (%s)", sweep.pk, amount, code, address, status)
+    return sweep
+
+
+def _token_gas(backend: EvmBackend, code: str, owner: str, amount: Decimal) -> int:
+    """The gas limit of a token sweep: a fixed TOKEN_SWEEP_GAS (a node cannot estimate a transfer from an
+    address that holds no gas yet, and the top-up must be known before that address holds any)."""
+    return TOKEN_SWEEP_GAS
+
+
+def _step(backend: EvmBackend, sweep: Sweep) -> None:
+    if sweep.status == Sweep.Status.TOPUP:
+        if sweep.topup_tx is None:
+            _send_topup(backend, sweep)
+        else:
+            _follow(backend, sweep, sweep.topup_tx, on_mined=sweep_funded)
+    elif sweep.status == Sweep.Status.READY:
+        _send_sweep(backend, sweep)
+    elif sweep.sweep_tx is not None:
+        _follow(backend, sweep, sweep.sweep_tx, on_mined=sweep_done)
+
+
+def _send_topup(backend: EvmBackend, sweep: Sweep) -> None:
+    code, config = sweep.code, evm_config(sweep.code)
+    fee = backend.quote_fee(code)
+    if fee.over_cap:
+        return
+    w3 = backend.w3(code)
+    owner = Web3.to_checksum_address(sweep.address)
+    need = _token_gas(backend, code, owner, sweep.amount) * int(fee.rate * GWEI) - int(
+        w3.eth.get_balance(owner)
+    )
+    if need <= 0:
+        sweep_funded(sweep.pk)
+        return
+    hot = hot_address()
+    call = {"to": owner, "value": need, "data": "0x"}
+    tx = backend.transaction(config, call, gas=NATIVE_GAS, fee=fee, nonce=backend.next_nonce(w3, config, hot))
+    unsigned = backend.unsigned(code, tx, purpose="topup", ref=f"sweep:{sweep.pk}", payments=(), sender=hot)
+    signed = backend.signer(code).sign(unsigned)
+    if sweep_topup_stored(sweep.pk, signed):
+        _send(backend, code, signed)
+
+
+def _send_sweep(backend: EvmBackend, sweep: Sweep) -> None:
+    code, config = sweep.code, evm_config(sweep.code)
+    fee = backend.quote_fee(code)
+    if fee.over_cap:
+        return
+    w3 = backend.w3(code)
+    owner = Web3.to_checksum_address(sweep.address)
+    native = int(w3.eth.get_balance(owner))
+    call = backend.call_for(config, hot_address(), sweep.amount)
+    gas = NATIVE_GAS if config.contract is None else _token_gas(backend, code, owner, sweep.amount)
+    # What the address holds beyond the amount pays the gas: the fee offered never spends more.
+    max_fee = min(int(fee.rate * GWEI), (native - call["value"]) // gas)
+    priority = min(int((fee.priority or Decimal(0)) * GWEI), max_fee)
+    if max_fee <= 0:
+        raise ValueError(f"{sweep.address} cannot pay the gas of its sweep")
+    quote = FeeQuote(
+        rate=Decimal(max_fee) / GWEI, unit="gwei", source=fee.source, priority=Decimal(priority) / GWEI
+    )
+    tx = backend.transaction(config, call, gas=gas, fee=quote, nonce=backend.next_nonce(w3, config, owner))
+    unsigned = backend.unsigned(
+        code,
+        tx,
+        purpose="sweep",
+        ref=f"sweep:{sweep.pk}",
+        payments=(),
+        sender=owner,
+        index=sweep.derivation_index,
+    )
+    signed = backend.signer(code).sign(unsigned)
+    if sweep_stored(sweep.pk, signed):
+        _send(backend, code, signed)
+
+
+def _send(backend: EvmBackend, code: str, signed: SignedTx) -> None:
+    outcome = backend.broadcast(code, signed)
+    if outcome in (Outcome.ACCEPTED, Outcome.ALREADY_KNOWN, Outcome.ALREADY_MINED):
+        ChainTx.objects.filter(txid=signed.txid, status=ChainTxStatus.SIGNED).update(
+            status=ChainTxStatus.BROADCAST
+        )
+    else:
+        ChainTx.objects.filter(txid=signed.txid).update(last_error=str(outcome))
+
+
+def _follow(backend: EvmBackend, sweep: Sweep, chain_tx: ChainTx, *, on_mined: Any) -> None:
+    status = backend.tx_status(sweep.code, chain_tx.txid)
+    if not status.known:
+        _send(backend, sweep.code, SignedTx(txid=chain_tx.txid, raw=chain_tx.raw, fee=chain_tx.fee))
+    elif status.failed:
+        sweep_failed(sweep.pk, f"{chain_tx.kind} {chain_tx.txid} failed on chain (status 0)")
+    elif status.confirmations >= 1:
+        on_mined(sweep.pk)
+
+
+def _store(sweep: Sweep, signed: SignedTx, kind: str) -> ChainTx | None:
+    if signed.nonce is None or not nonce_take(signed.chain, signed.sender, signed.nonce):
+        logger.warning(
+            "sweep %s: nonce %s of %s taken first; built again next round",
+            sweep.pk,
+            signed.nonce,
+            signed.sender,
+        )
+        return None
+    return ChainTx.objects.create(
+        code=sweep.code,
+        kind=kind,
+        txid=signed.txid,
+        raw=signed.raw,
+        fee=signed.fee,
+        sender=signed.sender,
+        nonce=signed.nonce,
+    )
+
+
+def _locked(sweep_id: int, transition: str) -> Sweep | None:
+    sweep = Sweep.objects.select_for_update().get(pk=sweep_id)
+    sources, _ = TRANSITIONS[transition]
+    return sweep if sweep.status in sources else None
+
+
+def _move(sweep: Sweep, transition: str, **fields: Any) -> None:
+    sweep.status = TRANSITIONS[transition][1]
+    for name, value in fields.items():
+        setattr(sweep, name, value)
+    sweep.save(update_fields=["status", "updated_at", *fields])
+
+
+@transaction.atomic
+def sweep_topup_stored(sweep_id: int, signed: SignedTx) -> bool:
+    sweep = _locked(sweep_id, "sweep_topup_stored")
+    if sweep is None or sweep.topup_tx_id is not None:
+        return False
+    chain_tx = _store(sweep, signed, ChainTx.Kind.TOPUP)
+    if chain_tx is None:
+        return False
+    _move(sweep, "sweep_topup_stored", topup_tx=chain_tx)
+    return True
+
+
+@transaction.atomic
+def sweep_funded(sweep_id: int) -> None:
+    sweep = _locked(sweep_id, "sweep_funded")
+    if sweep is None:
+        return
+    if sweep.topup_tx_id:
+        ChainTx.objects.filter(pk=sweep.topup_tx_id).update(status=ChainTxStatus.CONFIRMED)
+    _move(sweep, "sweep_funded")
+
+
+@transaction.atomic
+def sweep_stored(sweep_id: int, signed: SignedTx) -> bool:
+    sweep = _locked(sweep_id, "sweep_stored")
+    if sweep is None:
+        return False
+    chain_tx = _store(sweep, signed, ChainTx.Kind.SWEEP)
+    if chain_tx is None:
+        return False
+    _move(sweep, "sweep_stored", sweep_tx=chain_tx)
+    return True
+
+
+@transaction.atomic
+def sweep_done(sweep_id: int) -> None:
+    sweep = _locked(sweep_id, "sweep_done")
+    if sweep is None:
+        return
+    ChainTx.objects.filter(pk=sweep.sweep_tx_id or 0).update(status=ChainTxStatus.CONFIRMED)
+    _move(sweep, "sweep_done", last_error="")
+    logger.info("sweep %s done: %s %s at the hot address", sweep.pk, sweep.amount, sweep.code)
+
+
+@transaction.atomic
+def sweep_failed(sweep_id: int, reason: str) -> None:
+    sweep = _locked(sweep_id, "sweep_failed")
+    if sweep is None:
+        return
+    ChainTx.objects.filter(
+        pk__in=[sweep.topup_tx_id, sweep.sweep_tx_id], status=ChainTxStatus.BROADCAST
+    ).update(status=ChainTxStatus.FAILED, last_error=reason[:500])
+    _move(sweep, "sweep_failed", last_error=reason[:500])
+    alert_raise(
+        kind="sweep_failed",
+        key=f"{sweep.code}:{sweep.address}",
+        message=f"{sweep.code} sweep of {sweep.amount} from {sweep.address} failed: {reason}. "
+        "The funds stay at the deposit address; a person looks (a blacklisted address?).",
+    )
+
+
+def evm_sweep_all() -> None:
+    """Beat: a sweep round of every code on the evm backend, each on its own."""
+    from chains.evm.config import evm_configs
+
+    for code in evm_configs():
+        if get_backend(code).name != "evm":
+            continue
+        try:
+            evm_sweep(code)
+        except ChainUnavailable as exc:
+            logger.warning("%s: sweeps paused, the node cannot be reached: %s", code, exc)
+        except Exception:
+            logger.exception("sweep round of %s failed; the other codes go on", code)

@@ -1,0 +1,401 @@
+"""eth and usdterc20 on an in-process EVM chain (eth-tester + py-evm) through the evm backend and the one
+ingestion and payout pipeline: deposits seen, confirmed and credited once; a reorg; withdrawals to done;
+a crash between sign and send; a payout failing on chain; sweeps with a top-up interrupted and resumed;
+the signer refusing what no stored plan asks for."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+
+import pytest
+from web3 import Web3
+
+from chains.base import Outcome, SignedTx
+from chains.evm.node import decode_raw, hot_address
+from chains.evm.policy import SignRefused
+from chains.evm.signer import get_signer
+from chains.evm.sweeps import evm_sweep
+from chains.models import ChainTx, ChainTxStatus, NonceSlot, Sweep
+from invoices.models import Invoice
+from payments.ledger import ledger_verify
+from payments.models import Account, Deposit
+from tests.chain import fund
+from tests.evm import EvmChain, eth_tester_chain
+from tests.factories import CompanyFactory, InvoiceFactory
+from webhooks.models import WebhookEvent
+from withdrawals import payouts
+from withdrawals.models import Withdrawal
+from withdrawals.rules import WithdrawalItem
+from withdrawals.services import withdrawal_request
+
+RECEIVER = "0x00000000000000000000000000000000000000aa"
+
+
+@pytest.fixture
+def chain(settings, db) -> EvmChain:
+    running = eth_tester_chain()
+    running.deploy_token()
+    settings.CHAIN_BACKENDS = {"eth": "evm", "usdterc20": "evm"}
+    settings.CHAIN_NODES = running.nodes()
+    running.backend()
+    running.scan()  # the cursor starts at the tip
+    return running
+
+
+def _available(company, code: str) -> Decimal:
+    account = Account.objects.filter(company=company, code=code).first()
+    return account.available if account else Decimal(0)
+
+
+def _statuses(family: str, object_id: str) -> list[str]:
+    rows = WebhookEvent.objects.filter(family=family, object_id=object_id).order_by("created_at", "pk")
+    return [json.loads(row.body)["status"] for row in rows]
+
+
+def _pay_out(code: str) -> None:
+    """Plan, sign and store what is due, then send it (the broadcast task's work, run here)."""
+    payouts.payout_plan(code)
+    payouts.payout_monitor(code, plan=False)
+
+
+def _withdraw(company, code: str, amount: str, to: str = RECEIVER) -> Withdrawal:
+    [withdrawal] = withdrawal_request(
+        company=company, items=[WithdrawalItem(asset=code, amount=Decimal(amount), to=to, tag="")]
+    )
+    return withdrawal
+
+
+@pytest.mark.parametrize("code", ["eth", "usdterc20"])
+def test_a_deposit_is_seen_confirmed_and_credited_once(chain, code):
+    invoice = InvoiceFactory(code=code, total="10")
+    address = invoice.deposit_address.address
+    pay = chain.pay if code == "eth" else chain.pay_token
+    txid = pay(address, invoice.amount_due)
+    chain.scan()
+    deposit = Deposit.objects.get(txid=txid)
+    invoice.refresh_from_db()
+    assert (deposit.code, deposit.status, deposit.confirmations) == (code, "seen", 1)
+    assert deposit.amount == invoice.amount_due
+    assert invoice.status == Invoice.Status.PROCESSING
+
+    chain.scan(11)
+    deposit.refresh_from_db()
+    invoice.refresh_from_db()
+    assert (deposit.status, invoice.status) == ("confirmed", Invoice.Status.DONE)
+    credited = _available(invoice.company, code)
+    assert credited > 0
+
+    chain.scan(3)
+    assert _available(invoice.company, code) == credited
+    assert Deposit.objects.filter(txid=txid).count() == 1
+    assert _statuses("invoice", str(invoice.pk)).count("done") == 1
+    assert ledger_verify() == []
+
+
+def test_eth_sent_to_a_token_address_is_recorded_never_credited_as_the_token(chain):
+    invoice = InvoiceFactory(code="usdterc20", total="10")
+    txid = chain.pay(invoice.deposit_address.address, "0.01")
+    chain.scan(12)
+    deposit = Deposit.objects.get(txid=txid)
+    assert (deposit.code, deposit.deposit_address, deposit.company) == ("eth", None, invoice.company)
+    assert _available(invoice.company, "usdterc20") == 0
+
+
+def test_a_reorg_drops_an_unconfirmed_deposit_and_never_credits_twice(chain):
+    invoice = InvoiceFactory(code="usdterc20", total="10")
+    address = invoice.deposit_address.address
+    with chain.reorg():
+        txid = chain.pay_token(address, invoice.amount_due)
+        chain.scan()
+        assert Deposit.objects.get(txid=txid).status == "seen"
+    chain.mine(3)  # the other branch grows past the old tip: the stored block hashes no longer match
+    chain.scan()
+    deposit = Deposit.objects.get(txid=txid)
+    invoice.refresh_from_db()
+    assert deposit.status == "dropped"
+    assert invoice.status != Invoice.Status.DONE
+    chain.scan(12)
+    assert _available(invoice.company, "usdterc20") == 0
+
+    # Paid again on the surviving branch (another transaction: the payer's nonce moved on): credited once.
+    chain.pay(RECEIVER, "0.001")
+    second = chain.pay_token(address, invoice.amount_due)
+    chain.scan(12)
+    assert Deposit.objects.get(txid=second).status == "confirmed"
+    assert _available(invoice.company, "usdterc20") > 0
+    assert ledger_verify() == []
+
+
+@pytest.mark.parametrize(("code", "amount"), [("eth", "0.5"), ("usdterc20", "25")])
+def test_a_withdrawal_reaches_done_with_its_txid(chain, code, amount):
+    chain.fund_hot(eth="10", tokens="1000")
+    company = CompanyFactory()
+    fund(company, code, "100")
+    withdrawal = _withdraw(company, code, amount)
+
+    _pay_out(code)
+    withdrawal.refresh_from_db()
+    assert withdrawal.txid.startswith("0x") and withdrawal.status == "processing"
+    chain.scan()
+    payouts.payout_monitor(code)
+    chain.mine(12)
+    payouts.payout_monitor(code)
+    withdrawal.refresh_from_db()
+    assert withdrawal.status == "done"
+    received = chain.balance(RECEIVER) if code == "eth" else chain.token_balance(RECEIVER)
+    assert received == Decimal(amount)
+    chain_tx = ChainTx.objects.get(txid=withdrawal.txid)
+    assert (chain_tx.status, chain_tx.sender.lower(), chain_tx.nonce) == (
+        "confirmed",
+        hot_address().lower(),
+        0,
+    )
+    assert chain_tx.fee_paid is not None and 0 < chain_tx.fee_paid <= chain_tx.fee
+    assert _statuses("withdrawal", withdrawal.uid)[-1] == "done"
+
+
+def test_a_crash_between_sign_and_send_then_a_resend_pays_once(chain, monkeypatch):
+    chain.fund_hot()
+    company = CompanyFactory()
+    fund(company, "eth", "10")
+    withdrawal = _withdraw(company, "eth", "1")
+    # The worker dies after the commit that stored the signed bytes, before the broadcast.
+    payouts.payout_plan("eth")
+    stored = ChainTx.objects.get()
+    assert stored.status == ChainTxStatus.SIGNED and chain.balance(RECEIVER) == 0
+
+    payouts.payout_monitor("eth", plan=False)  # the monitor re-sends the stored bytes
+    payouts.payout_monitor("eth", plan=False)
+    # A re-send of the mined transaction: "nonce too low" with our hash on chain is success, not a new tx.
+    signed = SignedTx(txid=stored.txid, raw=stored.raw, fee=stored.fee)
+    assert chain.backend().broadcast("eth", signed) == Outcome.ALREADY_MINED
+    chain.mine(12)
+    payouts.payout_monitor("eth")
+    withdrawal.refresh_from_db()
+    assert withdrawal.status == "done" and withdrawal.txid == stored.txid
+    assert chain.balance(RECEIVER) == Decimal(1)
+    assert ChainTx.objects.count() == 1
+    assert NonceSlot.objects.get(address=hot_address().lower()).next_nonce == 1
+
+
+def test_a_payout_that_fails_on_chain_is_rejected_and_the_hold_released(chain):
+    chain.fund_hot(eth="10", tokens="1000")
+    company = CompanyFactory()
+    fund(company, "usdterc20", "100")
+    withdrawal = _withdraw(company, "usdterc20", "30")
+    assert _available(company, "usdterc20") < 70
+    payouts.payout_plan("usdterc20")  # planned and signed while the receiver is still allowed
+    stored = ChainTx.objects.get()
+    # The token blocks the receiver before the transaction is mined: it is mined with status 0.
+    chain.token.functions.block(Web3.to_checksum_address(RECEIVER), True).transact({"from": chain.payer})
+    payouts.payout_monitor("usdterc20", plan=False)
+    chain.mine(12)
+    payouts.payout_monitor("usdterc20", plan=False)
+    withdrawal.refresh_from_db()
+    stored.refresh_from_db()
+    assert stored.status == ChainTxStatus.FAILED and stored.fee_paid > 0
+    assert withdrawal.status == "rejected"
+    assert _available(company, "usdterc20") == Decimal(100)
+    assert chain.token_balance(RECEIVER) == 0
+    assert ledger_verify() == []
+
+
+def test_a_short_hot_wallet_holds_the_payout_until_it_is_funded(chain):
+    company = CompanyFactory()
+    fund(company, "usdterc20", "100")
+    withdrawal = _withdraw(company, "usdterc20", "30")
+    chain.fund_hot(eth="1")
+    payouts.payout_plan("usdterc20")
+    withdrawal.refresh_from_db()
+    assert withdrawal.status == "processing" and "short" in withdrawal.blocked_reason
+    chain.pay_token(hot_address(), "50")
+    _pay_out("usdterc20")
+    withdrawal.refresh_from_db()
+    assert withdrawal.txid and withdrawal.blocked_reason == ""
+
+
+def test_a_fee_over_the_cap_holds_the_payout(chain, settings):
+    settings.CHAIN_NODES = chain.nodes(fee_cap_gwei="1")  # base fee 1 gwei: 2 x base + tip is over it
+    chain.fund_hot()
+    company = CompanyFactory()
+    fund(company, "eth", "10")
+    withdrawal = _withdraw(company, "eth", "1")
+    payouts.payout_plan("eth")
+    withdrawal.refresh_from_db()
+    assert withdrawal.txid == "" and "fee" in withdrawal.blocked_reason
+    assert not ChainTx.objects.exists()
+
+
+def test_a_token_sweep_with_a_top_up_survives_a_crash_and_resumes(chain, monkeypatch):
+    chain.fund_hot(eth="10")
+    invoice = InvoiceFactory(code="usdterc20", total="100")
+    address = invoice.deposit_address.address
+    chain.pay_token(address, invoice.amount_due)
+    chain.scan(12)
+    assert Deposit.objects.get(address=address).status == "confirmed"
+    assert chain.balance(address) == 0
+
+    backend = chain.backend()
+    sent = []
+    real_broadcast = backend.broadcast
+    monkeypatch.setattr(backend, "broadcast", lambda code, tx: sent.append(tx.txid) or Outcome.UNAVAILABLE)
+    evm_sweep("usdterc20")  # opened, TOPUP
+    evm_sweep("usdterc20")  # top-up signed and stored, then the "crash": never reached the node
+    sweep = Sweep.objects.get()
+    assert sweep.status == Sweep.Status.TOPUP and sweep.topup_tx is not None
+    assert sweep.topup_tx.status == ChainTxStatus.SIGNED and chain.balance(address) == 0
+    topup_txid = sweep.topup_tx.txid
+
+    monkeypatch.setattr(backend, "broadcast", real_broadcast)
+    evm_sweep("usdterc20")  # the stored top-up is sent (the same bytes), and mined
+    evm_sweep("usdterc20")  # mined: READY
+    sweep.refresh_from_db()
+    assert sweep.status == Sweep.Status.READY and sweep.topup_tx.txid == topup_txid
+    assert ChainTx.objects.filter(kind=ChainTx.Kind.TOPUP).count() == 1
+    evm_sweep("usdterc20")  # the sweep is built only now, signed, stored, sent
+    evm_sweep("usdterc20")  # mined: DONE
+    sweep.refresh_from_db()
+    assert sweep.status == Sweep.Status.DONE
+    assert chain.token_balance(hot_address()) == invoice.amount_due
+    assert chain.token_balance(address) == 0
+    evm_sweep("usdterc20")
+    assert Sweep.objects.count() == 1  # nothing left to sweep
+
+
+def test_a_sweep_from_a_blocked_address_fails_with_an_alert(chain):
+    from alerts.models import Alert
+
+    chain.fund_hot(eth="10")
+    invoice = InvoiceFactory(code="usdterc20", total="100")
+    address = invoice.deposit_address.address
+    chain.pay_token(address, invoice.amount_due)
+    chain.scan(12)
+    evm_sweep("usdterc20")
+    evm_sweep("usdterc20")
+    evm_sweep("usdterc20")
+    assert Sweep.objects.get().status == Sweep.Status.READY  # topped up
+    chain.token.functions.block(Web3.to_checksum_address(address), True).transact({"from": chain.payer})
+    evm_sweep("usdterc20")  # sent with the planned gas: mined with status 0
+    evm_sweep("usdterc20")
+    sweep = Sweep.objects.get()
+    assert sweep.status == Sweep.Status.FAILED and "status 0" in sweep.last_error
+    assert Alert.objects.filter(kind="sweep_failed").count() == 1
+    assert chain.token_balance(address) == invoice.amount_due  # still there, for a person
+    evm_sweep("usdterc20")
+    assert Sweep.objects.count() == 1  # never swept again on its own
+
+
+def test_an_eth_sweep_moves_the_balance_less_its_gas(chain):
+    invoice = InvoiceFactory(code="eth", total="10")
+    address = invoice.deposit_address.address
+    chain.pay(address, invoice.amount_due)
+    chain.scan(12)
+    evm_sweep("eth")
+    evm_sweep("eth")
+    evm_sweep("eth")
+    sweep = Sweep.objects.get()
+    assert sweep.status == Sweep.Status.DONE
+    assert chain.balance(hot_address()) == sweep.amount
+    assert chain.balance(address) < Decimal("0.0001")
+
+
+def test_the_signer_refuses_what_no_stored_plan_asks_for(chain):
+    chain.fund_hot()
+    company = CompanyFactory()
+    fund(company, "eth", "10")
+    withdrawal = _withdraw(company, "eth", "1")
+    backend = chain.backend()
+    from chains.base import FeeQuote, Payment
+
+    fee = FeeQuote(rate=Decimal(3), unit="gwei", source="test", priority=Decimal(1))
+    honest = backend.build("eth", [Payment(withdrawal.reference, RECEIVER, "", Decimal(1))], fee)
+    signer = get_signer()
+    assert signer.sign(honest).txid.startswith("0x")
+
+    def forged(**changes):
+        payload = json.loads(honest.payload)
+        payload.update({k: v for k, v in changes.items() if k in ("purpose", "ref", "index")})
+        payload["tx"].update({k: v for k, v in changes.items() if k not in ("purpose", "ref", "index")})
+        return honest.__class__(code="eth", payload=json.dumps(payload), payments=(), fee=honest.fee)
+
+    attacker = "0x00000000000000000000000000000000000000bb"
+    for attempt in (
+        forged(to=Web3.to_checksum_address(attacker)),  # another destination
+        forged(value=2 * 10**18),  # more than the withdrawal
+        forged(ref="withdrawal:999-999"),  # no such withdrawal
+        forged(purpose="sweep", ref="sweep:1"),  # no such sweep
+        forged(purpose="drain"),
+        forged(chainId=1),  # another chain
+        forged(maxFeePerGas=10**15),  # over the fee cap
+    ):
+        with pytest.raises(SignRefused):
+            signer.sign(attempt)
+    withdrawal_reject_then_sign = forged()
+    Withdrawal.objects.filter(pk=withdrawal.pk).update(status="rejected")
+    with pytest.raises(SignRefused):
+        signer.sign(withdrawal_reject_then_sign)
+
+
+def test_a_stuck_payout_is_replaced_with_the_same_nonce(chain, settings):
+    settings.PAYOUT_BUMP_AFTER_SECONDS = 0
+    chain.fund_hot()
+    company = CompanyFactory()
+    fund(company, "eth", "10")
+    _withdraw(company, "eth", "1")
+    backend = chain.backend()
+    payouts.payout_plan("eth")
+    original = ChainTx.objects.get()
+    bumped = backend.bump("eth", original.txid, backend.quote_fee("eth"))
+    assert bumped is not None
+    old, new = decode_raw(original.raw), decode_raw(bumped.raw)
+    assert new["nonce"] == old["nonce"] and new["maxFeePerGas"] >= old["maxFeePerGas"] * 1.125
+    assert (new["to"], new["value"]) == (old["to"], old["value"])
+    assert bumped.txid != original.txid and bumped.nonce == original.nonce
+
+
+def test_a_reorg_that_removes_a_credited_deposit_alerts_a_person_and_never_debits(chain):
+    from alerts.models import Alert
+
+    invoice = InvoiceFactory(code="eth", total="10")
+    with chain.reorg():
+        txid = chain.pay(invoice.deposit_address.address, invoice.amount_due)
+        chain.scan(12)
+        assert Deposit.objects.get(txid=txid).status == "confirmed"
+        credited = _available(invoice.company, "eth")
+        assert credited > 0
+    chain.mine(15)
+    chain.scan()
+    chain.scan()
+    assert Deposit.objects.get(txid=txid).status == "confirmed"  # never undone by itself
+    assert _available(invoice.company, "eth") == credited
+    assert Alert.objects.filter(kind="deposit_reversed").count() == 1
+    assert ledger_verify() == []
+
+
+def test_chain_status_shows_the_hot_wallet_and_gas_tank_and_a_down_node_pauses(chain, settings):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from chains.models import ChainCursor
+    from chains.scanning import chain_scan
+
+    chain.fund_hot(eth="2", tokens="30")
+    out = StringIO()
+    call_command("chain", "status", "--code", "usdterc20", "--json", stdout=out)
+    row = json.loads(out.getvalue())
+    assert (row["backend"], row["payoutWallet"], row["gasTank"]) == ("evm", "30", "2")
+    # The cursor it shares with eth: two blocks behind (the two funding transactions came after the scan).
+    assert (row["cursor"], row["lag"]) == (row["nodeTip"] - 2, 2)
+
+    nodes = chain.nodes()
+    for entry in nodes.values():
+        entry["url"] = "http://127.0.0.1:9"  # nothing listens there
+    settings.CHAIN_NODES = nodes
+    assert chain_scan("eth") == 0
+    assert ChainCursor.objects.get(code="eth").paused_reason
+    out = StringIO()
+    call_command("chain", "status", "--code", "eth", stdout=out)
+    assert "node DOWN" in out.getvalue() and "PAUSED" in out.getvalue()
+    assert chain_scan("usdterc20") == 0  # scanned with eth: nothing of its own

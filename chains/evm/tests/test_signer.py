@@ -1,0 +1,108 @@
+"""The EVM signer: the sealed seed, the process's checks at start, and signing over its Unix socket with the
+same refusals as in-process."""
+
+from __future__ import annotations
+
+import json
+import threading
+from decimal import Decimal
+
+import pytest
+from bip_utils import Bip39MnemonicGenerator
+from django.core.management import CommandError, call_command
+
+from chains.base import FeeQuote, Payment
+from chains.derivation import DEVELOPMENT_MNEMONIC
+from chains.evm.node import hot_address
+from chains.evm.policy import SignRefused
+from chains.evm.signer import LocalSigner, SignerUnavailable, SocketSigner, seal, serve, unseal
+from tests.chain import fund
+from tests.evm import eth_tester_chain
+from tests.factories import CompanyFactory
+from withdrawals.rules import WithdrawalItem
+from withdrawals.services import withdrawal_request
+
+PASSPHRASE = "correct horse battery staple"
+
+
+def test_a_sealed_seed_opens_only_with_its_passphrase():
+    blob = seal(DEVELOPMENT_MNEMONIC, PASSPHRASE)
+    assert DEVELOPMENT_MNEMONIC.encode() not in blob and b"abandon" not in blob
+    assert unseal(blob, PASSPHRASE) == DEVELOPMENT_MNEMONIC
+    with pytest.raises(ValueError, match="cannot be opened"):
+        unseal(blob, PASSPHRASE + "!")
+    with pytest.raises(ValueError, match="mnemonic"):
+        seal("not a mnemonic at all", PASSPHRASE)
+    with pytest.raises(ValueError, match="12 characters"):
+        seal(DEVELOPMENT_MNEMONIC, "short")
+
+
+def test_signer_seed_writes_a_file_that_run_signer_opens(tmp_path, monkeypatch, settings):
+    import io
+
+    seed_file = tmp_path / "signer.seed"
+    monkeypatch.setenv("KASSA_SIGNER_PASSPHRASE", PASSPHRASE)
+    monkeypatch.setattr("sys.stdin", io.StringIO(DEVELOPMENT_MNEMONIC + "\n"))
+    call_command("signer_seed", "--seed-file", str(seed_file))
+    assert seed_file.stat().st_mode & 0o777 == 0o600
+    with pytest.raises(CommandError, match="never overwritten"):
+        call_command("signer_seed", "--seed-file", str(seed_file))
+
+    # Another seed than the one behind CHAIN_XPUBS["evm"] (here: the development key): refused at start.
+    other = tmp_path / "other.seed"
+    other.write_bytes(seal(str(Bip39MnemonicGenerator().FromWordsNumber(12)), PASSPHRASE))
+    monkeypatch.setenv("KASSA_SIGNER_PASSPHRASE", PASSPHRASE)
+    with pytest.raises(CommandError, match="not the one behind"):
+        call_command("run_signer", "--seed-file", str(other), "--socket", str(tmp_path / "s.sock"))
+    monkeypatch.setenv("KASSA_SIGNER_PASSPHRASE", "wrong passphrase!!")
+    with pytest.raises(CommandError, match="cannot be opened"):
+        call_command("run_signer", "--seed-file", str(seed_file), "--socket", str(tmp_path / "s.sock"))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_signer_process_signs_the_stored_plan_and_refuses_anything_else(tmp_path, settings):
+    chain = eth_tester_chain()
+    settings.CHAIN_BACKENDS = {"eth": "evm"}
+    settings.CHAIN_NODES = chain.nodes(token=False)
+    backend = chain.backend()
+    chain.fund_hot()
+    company = CompanyFactory()
+    fund(company, "eth", "10")
+    [withdrawal] = withdrawal_request(
+        company=company, items=[WithdrawalItem(asset="eth", amount=Decimal(1), to="0x" + "ab" * 20, tag="")]
+    )
+    fee = FeeQuote(rate=Decimal(3), unit="gwei", source="test", priority=Decimal(1))
+    honest = backend.build("eth", [Payment(withdrawal.reference, withdrawal.to_address, "", Decimal(1))], fee)
+
+    path = str(tmp_path / "signer.sock")
+    started = threading.Event()
+    servers = []
+
+    def ready(server):
+        servers.append(server)
+        started.set()
+
+    thread = threading.Thread(
+        target=serve, args=(LocalSigner(DEVELOPMENT_MNEMONIC), path), kwargs={"ready": ready}
+    )
+    thread.start()
+    try:
+        assert started.wait(10)
+        remote = SocketSigner(path)
+        signed = remote.sign(honest)
+        assert signed == LocalSigner(DEVELOPMENT_MNEMONIC).sign(honest)  # deterministic: the same bytes
+        assert signed.sender.lower() == hot_address().lower() and signed.nonce == honest.nonce
+
+        payload = json.loads(honest.payload)
+        payload["tx"]["to"] = "0x" + "cd" * 20
+        forged = honest.__class__(code="eth", payload=json.dumps(payload), payments=(), fee=honest.fee)
+        with pytest.raises(SignRefused, match="refused"):
+            remote.sign(forged)
+        assert remote.ask({"nonsense": True}) == {
+            "error": "a request is one JSON object with code and payload"
+        }
+    finally:
+        servers[0].shutdown()
+        thread.join(10)
+    with pytest.raises(SignerUnavailable):
+        SocketSigner(str(tmp_path / "absent.sock")).sign(honest)

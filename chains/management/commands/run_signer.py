@@ -1,0 +1,39 @@
+import os
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from chains.evm.signer import LocalSigner, serve, unseal
+
+
+class Command(BaseCommand):
+    help = (
+        "The EVM signer process: opens the sealed seed (--seed-file, passphrase from "
+        "KASSA_SIGNER_PASSPHRASE), checks it is the seed behind CHAIN_XPUBS['evm'], and signs only what the "
+        "database's stored plans allow, on a Unix socket (--socket)."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--seed-file", required=True, help="the file `manage.py signer_seed` wrote")
+        parser.add_argument("--socket", required=True, help="the Unix socket to listen on")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        passphrase = os.environ.pop("KASSA_SIGNER_PASSPHRASE", "")
+        try:
+            mnemonic = unseal(Path(options["seed_file"]).read_bytes(), passphrase)
+        except (OSError, ValueError) as exc:
+            raise CommandError(str(exc)) from exc
+        signer = LocalSigner(mnemonic)
+        del mnemonic
+        if not signer.matches_configuration():
+            raise CommandError(
+                "this seed is not the one behind CHAIN_XPUBS['evm']: its addresses differ from the deposit "
+                "and hot addresses Kassa hands out, so it could not sweep or pay them"
+            )
+        self.stdout.write(f"signer ready: hot address {signer.address(1, 0)}, socket {options['socket']}")
+        self.stdout.flush()
+        try:
+            serve(signer, options["socket"])
+        except KeyboardInterrupt:
+            self.stdout.write("signer stopped")
