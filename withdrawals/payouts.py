@@ -264,7 +264,11 @@ def payout_monitor(code: str, *, plan: bool = True) -> None:
     `plan`) plan what is due."""
     backend = get_backend(code)
     needed = get_asset(code).confirmations
-    open_txs = ChainTx.objects.filter(code=code, status__in=[ChainTxStatus.SIGNED, ChainTxStatus.BROADCAST])
+    open_txs = ChainTx.objects.filter(
+        code=code, status__in=[ChainTxStatus.SIGNED, ChainTxStatus.BROADCAST]
+    ).exclude(
+        kind__in=[ChainTx.Kind.TOPUP, ChainTx.Kind.SWEEP]
+    )  # sweeps follow their own (chains.evm.sweeps)
     for chain_tx in open_txs.order_by("pk"):
         if chain_tx.status == ChainTxStatus.SIGNED:
             payout_broadcast(chain_tx.pk)  # stored but never accepted: a crash before the broadcast

@@ -10,7 +10,7 @@ from typing import Any
 from eth_abi import decode as abi_decode
 from eth_typing import HexStr
 from web3 import Web3
-from web3.exceptions import TransactionNotFound, Web3Exception
+from web3.exceptions import BlockNotFound, TransactionNotFound, Web3Exception
 
 from chains.base import DROPPED, FAILED, BlockRef, ChainTransfer, ScanResult, TransferKey
 from chains.evm.config import EvmConfig, evm_config
@@ -66,7 +66,10 @@ class EvmScanner(EvmNode):
         if not blocks:
             return height
         for stored_height, stored_hash in reversed(blocks):
-            block = w3.eth.get_block(stored_height)
+            try:
+                block = w3.eth.get_block(stored_height)
+            except BlockNotFound:
+                continue  # the new branch is shorter: this height is gone too
             if hex_text(block["hash"]) == stored_hash:
                 if stored_height < height:
                     logger.warning(
@@ -161,14 +164,17 @@ class EvmScanner(EvmNode):
             if chunk is not None:
                 topics.append(["0x" + "00" * 12 + a[2:] for a in chunk])
             logs += self._logs(w3, config.contract or "", topics, start, end)
+        ours = [
+            log
+            for log in logs
+            if not log.get("removed")
+            and len(log["topics"]) == 3
+            and "0x" + hex_text(log["topics"][2])[-40:] in watched
+        ]
+        # Receipts only for the transactions that pay us (contract-wide, most logs are someone else's).
+        positions = self._log_positions(w3, {hex_text(log["transactionHash"]) for log in ours})
         found = []
-        positions = self._log_positions(w3, {hex_text(log["transactionHash"]) for log in logs})
-        for log in logs:
-            if log.get("removed") or len(log["topics"]) != 3:
-                continue
-            to = "0x" + hex_text(log["topics"][2])[-40:]
-            if to not in watched:
-                continue
+        for log in ours:
             height = int(log["blockNumber"])
             block = BlockRef(height, hashes.get(height) or hex_text(log["blockHash"]))
             found.append(self._token_transfer(config, log, positions, block, tip))
@@ -237,7 +243,8 @@ class EvmScanner(EvmNode):
                 return gone  # neither mined nor waiting: a reorg took it and no node has it any more
             if config.contract is None:
                 return self._native_transfer(config, pending, None, tip)
-            return gone  # a token transfer back in the mempool is seen again when it is mined
+            # A token transfer back in the mempool: open, at 0 confirmations, until it is mined again.
+            return ChainTransfer(key.code, key.txid, key.output_index, "", "", Decimal(0), 0)
         block = BlockRef(int(receipt["blockNumber"]), hex_text(receipt["blockHash"]))
         if receipt["status"] != 1:
             return ChainTransfer(key.code, key.txid, key.output_index, "", "", Decimal(0), 0, state=FAILED)

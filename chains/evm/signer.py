@@ -116,7 +116,7 @@ class LocalSigner:
         if key.address.lower() != approved.sender.lower():
             raise SignRefused("the key of the planned sender is not this seed's")
         signed = key.sign_transaction(approved.tx)
-        fee = tx.fee if tx.fee else _max_fee(approved.tx)
+        fee = _max_fee(approved.tx)  # what the signed transaction can pay at most, whatever was asked
         return SignedTx(
             txid="0x" + bytes(signed.hash).hex().removeprefix("0x"),
             raw="0x" + bytes(signed.raw_transaction).hex().removeprefix("0x"),

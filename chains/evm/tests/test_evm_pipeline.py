@@ -399,3 +399,30 @@ def test_chain_status_shows_the_hot_wallet_and_gas_tank_and_a_down_node_pauses(c
     call_command("chain", "status", "--code", "eth", stdout=out)
     assert "node DOWN" in out.getvalue() and "PAUSED" in out.getvalue()
     assert chain_scan("usdterc20") == 0  # scanned with eth: nothing of its own
+
+
+def test_past_the_recipient_chunk_token_logs_are_read_contract_wide_and_matched_here(chain, monkeypatch):
+    from chains.evm import scanner
+
+    monkeypatch.setattr(scanner, "LOG_ADDRESS_CHUNK", 1)  # 2 watched addresses: contract-wide
+    first, second = InvoiceFactory(code="usdterc20", total="5"), InvoiceFactory(code="usdterc20", total="7")
+    paid = [chain.pay_token(inv.deposit_address.address, inv.amount_due) for inv in (first, second)]
+    stranger = chain.pay_token(RECEIVER, "3")  # someone else's transfer of the same token
+    chain.scan(12)
+    assert sorted(Deposit.objects.values_list("txid", flat=True)) == sorted(paid)
+    assert not Deposit.objects.filter(txid=stranger).exists()
+    for invoice in (first, second):
+        invoice.refresh_from_db()
+        assert invoice.status == Invoice.Status.DONE
+
+
+def test_a_reorg_to_a_shorter_chain_waits_for_it_to_grow(chain):
+    invoice = InvoiceFactory(code="eth", total="10")
+    with chain.reorg():
+        txid = chain.pay(invoice.deposit_address.address, invoice.amount_due)
+        chain.mine(2)
+        chain.scan()
+    chain.scan()  # the stored heights above the fork no longer exist: rescanned from the fork, no error
+    assert Deposit.objects.get(txid=txid).status == "dropped"
+    chain.scan(5)
+    assert Deposit.objects.get(txid=txid).status == "dropped"
