@@ -160,9 +160,9 @@ class SocketSigner:
                 conn.sendall(json.dumps(request).encode() + b"\n")
                 data = conn.makefile("rb").readline(MAX_REQUEST)
         except OSError as exc:
-            raise SignerUnavailable(f"the EVM signer at {self.path} cannot be reached: {exc}") from exc
+            raise SignerUnavailable(f"{self.path}: {exc.strerror or exc}") from exc
         if not data:
-            raise SignerUnavailable(f"the EVM signer at {self.path} closed the connection")
+            raise SignerUnavailable(f"{self.path}: the connection closed without an answer")
         return dict(json.loads(data))
 
 

@@ -26,7 +26,7 @@ from django.db.models import Max
 from web3 import Web3
 
 from alerts.services import alert_raise
-from chains.base import ChainUnavailable, FeeQuote, Outcome, SignedTx, get_backend
+from chains.base import ChainUnavailable, FeeQuote, Outcome, PayoutHeld, SignedTx, get_backend
 from chains.evm.backend import EvmBackend
 from chains.evm.config import GWEI, evm_config
 from chains.evm.node import NATIVE_GAS, WEI, hot_address
@@ -59,6 +59,9 @@ def evm_sweep(code: str) -> None:
             _step(backend, sweep)
         except ChainUnavailable:
             raise
+        except PayoutHeld as exc:  # the signer is down, the fee over the cap...: the next round tries again
+            logger.warning("sweep %s of %s waits: %s", sweep.pk, code, exc)
+            Sweep.objects.filter(pk=sweep.pk).update(last_error=str(exc)[:500])
         except Exception as exc:
             logger.exception("sweep %s of %s failed this round; the others go on", sweep.pk, code)
             Sweep.objects.filter(pk=sweep.pk).update(last_error=str(exc)[:500])
