@@ -118,14 +118,19 @@ def _wallet(where: str, key: str, value: Any) -> str:
 
 
 def _rate(where: str, key: str, value: Any) -> Decimal:
-    # Strings or integers only: a JSON float (0.0001) is read as the exact decimal it was written as.
+    return positive_decimal(where, key, value, what='a positive fee rate in coin per kvB, e.g. "0.0001"')
+
+
+def positive_decimal(where: str, key: str, value: Any, *, what: str) -> Decimal:
+    """A positive amount of a CHAIN_NODES entry, exactly as written: a string, an integer or a JSON number
+    (read as the exact decimal it was written as, never a binary float); anything else names `what`."""
     try:
-        rate = Decimal(str(value))
+        amount = Decimal(str(value))
     except InvalidOperation:
-        rate = Decimal(-1)
-    if isinstance(value, bool) or not rate.is_finite() or rate <= 0:
-        raise ImproperlyConfigured(f'{where}.{key} is a positive fee rate in coin per kvB, e.g. "0.0001"')
-    return rate
+        amount = Decimal(-1)
+    if isinstance(value, bool) or not amount.is_finite() or amount <= 0:
+        raise ImproperlyConfigured(f"{where}.{key} is {what}")
+    return amount
 
 
 def _reset(*, setting: str, **kwargs: Any) -> None:

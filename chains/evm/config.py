@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from functools import cache
 from typing import Any
 
@@ -31,6 +31,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 
+from chains.nodes import positive_decimal
 from payments.assets import get_asset
 
 GWEI = Decimal(10) ** 9
@@ -161,14 +162,7 @@ def _whole(where: str, key: str, value: Any, *, low: int, high: int | None = Non
 
 
 def _amount(where: str, key: str, value: Any) -> Decimal:
-    # Strings or integers (or JSON numbers, read as the exact decimal written): never a binary float.
-    try:
-        amount = Decimal(str(value))
-    except InvalidOperation:
-        amount = Decimal(-1)
-    if isinstance(value, bool) or not amount.is_finite() or amount <= 0:
-        raise ImproperlyConfigured(f'{where}.{key} is a positive amount, e.g. "0.01"')
-    return amount
+    return positive_decimal(where, key, value, what='a positive amount, e.g. "0.01"')
 
 
 def _optional(where: str, key: str, value: Any) -> Decimal | None:

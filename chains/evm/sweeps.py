@@ -262,16 +262,9 @@ def _move(sweep: Sweep, transition: str, **fields: Any) -> None:
     sweep.save(update_fields=["status", "updated_at", *fields])
 
 
-@transaction.atomic
 def sweep_topup_stored(sweep_id: int, signed: SignedTx) -> bool:
-    sweep = _locked(sweep_id, "sweep_topup_stored")
-    if sweep is None or sweep.topup_tx_id is not None:
-        return False
-    chain_tx = _store(sweep, signed, ChainTx.Kind.TOPUP)
-    if chain_tx is None:
-        return False
-    _move(sweep, "sweep_topup_stored", topup_tx=chain_tx)
-    return True
+    """The gas top-up signed: stored (its nonce taken) in one commit before it is sent."""
+    return _stored(sweep_id, signed, "sweep_topup_stored", ChainTx.Kind.TOPUP, "topup_tx")
 
 
 @transaction.atomic
@@ -284,15 +277,20 @@ def sweep_funded(sweep_id: int) -> None:
     _move(sweep, "sweep_funded")
 
 
-@transaction.atomic
 def sweep_stored(sweep_id: int, signed: SignedTx) -> bool:
-    sweep = _locked(sweep_id, "sweep_stored")
-    if sweep is None:
-        return False
-    chain_tx = _store(sweep, signed, ChainTx.Kind.SWEEP)
+    """The sweep transaction signed: stored (its nonce taken) in one commit before it is sent."""
+    return _stored(sweep_id, signed, "sweep_stored", ChainTx.Kind.SWEEP, "sweep_tx")
+
+
+@transaction.atomic
+def _stored(sweep_id: int, signed: SignedTx, transition: str, kind: str, field: str) -> bool:
+    sweep = _locked(sweep_id, transition)
+    if sweep is None or getattr(sweep, f"{field}_id") is not None:
+        return False  # another round stored one first: this one is never sent
+    chain_tx = _store(sweep, signed, kind)
     if chain_tx is None:
         return False
-    _move(sweep, "sweep_stored", sweep_tx=chain_tx)
+    _move(sweep, transition, **{field: chain_tx})
     return True
 
 
