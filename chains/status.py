@@ -8,7 +8,7 @@ from decimal import Decimal
 from alerts.models import Alert
 from alerts.services import open_alerts
 from chains.base import ChainUnavailable, get_backend, is_offered
-from chains.models import ChainCursor
+from chains.models import ChainCursor, ChainTx
 from chains.scanning import scanned_with
 from payments.assets import all_assets
 from payments.money import exact_sum
@@ -26,6 +26,7 @@ class CodeStatus:
     paused_reason: str
     spendable: Decimal | None  # the payout wallet's balance (None: unknown)
     gas_tank: Decimal | None  # account chains: the hot address's native coin, which pays the gas (None: n/a)
+    gas_paid: Decimal | None  # account chains: the gas the house paid for this code's transactions so far
     pending_payouts: Decimal  # withdrawals accepted and not yet sent
     alerts: list[Alert]
 
@@ -65,6 +66,12 @@ def _status(code: str) -> CodeStatus:
         paused_reason=cursor.paused_reason if cursor else "",
         spendable=None if spendable is None or not spendable.is_finite() else spendable,
         gas_tank=gas_tank,
+        gas_paid=None if getattr(backend, "gas_tank", None) is None else _gas_paid(code),
         pending_payouts=exact_sum(pending.values_list("amount", flat=True)),
         alerts=open_alerts(about=code),
     )
+
+
+def _gas_paid(code: str) -> Decimal:
+    paid = ChainTx.objects.filter(code=code, fee_paid__isnull=False).values_list("fee_paid", flat=True)
+    return exact_sum(fee for fee in paid if fee is not None)

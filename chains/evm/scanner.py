@@ -272,5 +272,9 @@ def _recorded_above(codes: list[str], height: int) -> list[TransferKey]:
 
 
 def _too_large(exc: Exception) -> bool:
+    """A node's or provider's refusal of a log query as too large (Infura: "query returned more than 10000
+    results", -32005; Alchemy: "Log response size exceeded"; others: "block range", "limit")."""
     text = str(exc).lower()
-    return any(word in text for word in ("too many", "limit", "range", "exceed", "too large"))
+    return "-32005" in text or any(
+        word in text for word in ("more than", "too many", "limit", "range", "exceed", "too large")
+    )

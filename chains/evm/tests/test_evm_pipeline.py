@@ -385,7 +385,7 @@ def test_chain_status_shows_the_hot_wallet_and_gas_tank_and_a_down_node_pauses(c
     out = StringIO()
     call_command("chain", "status", "--code", "usdterc20", "--json", stdout=out)
     row = json.loads(out.getvalue())
-    assert (row["backend"], row["payoutWallet"], row["gasTank"]) == ("evm", "30", "2")
+    assert (row["backend"], row["payoutWallet"], row["gasTank"], row["gasPaid"]) == ("evm", "30", "2", "0")
     # The cursor it shares with eth: two blocks behind (the two funding transactions came after the scan).
     assert (row["cursor"], row["lag"]) == (row["nodeTip"] - 2, 2)
 
@@ -426,3 +426,29 @@ def test_a_reorg_to_a_shorter_chain_waits_for_it_to_grow(chain):
     assert Deposit.objects.get(txid=txid).status == "dropped"
     chain.scan(5)
     assert Deposit.objects.get(txid=txid).status == "dropped"
+
+
+def test_a_node_refusing_a_large_log_range_gets_it_halved(chain):
+    invoice = InvoiceFactory(code="usdterc20", total="10")
+    txid = chain.pay_token(invoice.deposit_address.address, invoice.amount_due)
+    chain.mine(20)
+    real = chain.w3.eth.get_logs
+    refused, answered = [], []
+
+    def limited(query):
+        span = (query["fromBlock"], query["toBlock"])
+        if span[1] - span[0] > 3:
+            refused.append(span)
+            raise ValueError({"code": -32005, "message": "query returned more than 10000 results"})
+        answered.append(span)
+        return real(query)
+
+    chain.w3.eth.get_logs = limited  # type: ignore[method-assign]
+    try:
+        chain.scan()
+    finally:
+        chain.w3.eth.get_logs = real  # type: ignore[method-assign]
+    assert Deposit.objects.get(txid=txid).status == "confirmed"
+    assert refused and answered  # asked whole first, then in halves
+    covered = sorted(height for low, high in answered for height in range(low, high + 1))
+    assert covered == list(range(refused[0][0], refused[0][1] + 1))  # every block once, none skipped

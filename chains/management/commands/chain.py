@@ -75,6 +75,7 @@ def _as_json(row: CodeStatus) -> dict[str, Any]:
         "paused": row.paused_reason or None,
         "payoutWallet": None if row.spendable is None else number_text(row.spendable),
         "gasTank": None if row.gas_tank is None else number_text(row.gas_tank),
+        "gasPaid": None if row.gas_paid is None else number_text(row.gas_paid),
         "pendingPayouts": number_text(row.pending_payouts),
         "alerts": [
             {"kind": a.kind, "key": a.key, "message": a.message, "count": a.count} for a in row.alerts
@@ -92,6 +93,7 @@ def _as_line(row: CodeStatus) -> str:
         f"lag {row.lag if row.lag is not None else '-'}",
         f"{wallet} vs pending {number_text(row.pending_payouts)}{short}",
         *([] if row.gas_tank is None else [f"gas tank {number_text(row.gas_tank)}"]),
+        *([] if row.gas_paid is None else [f"gas paid {number_text(row.gas_paid)}"]),
         f"alerts {len(row.alerts)}",
     ]
     if row.paused_reason:
