@@ -93,6 +93,29 @@ class ChainTx(models.Model):
         return f"{self.code}:{self.txid} ({self.status})"
 
 
+class HouseEntry(models.Model):
+    """The house account: what the operator, not a merchant, paid the network. One row per mined chain
+    transaction (payout, replacement, child, sweep, top-up), booked in the commit that settles it;
+    append-only. Merchants pay the asset's configured network fee; the difference shows in
+    `manage.py chain fees`."""
+
+    class Kind(models.TextChoices):
+        NETWORK_FEE = "network_fee"
+
+    code = models.CharField(max_length=16)  # the code the transaction moved
+    coin = models.CharField(max_length=16)  # the code of what the fee was paid in (usdterc20's gas: eth)
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.NETWORK_FEE)
+    amount = MoneyField()  # paid out by the house
+    chain_tx = models.OneToOneField(ChainTx, on_delete=models.PROTECT, related_name="house_entry")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.CheckConstraint(condition=money_check("amount"), name="house_entry_amount")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.amount} {self.coin} for {self.code}"
+
+
 class NonceSlot(models.Model):
     """The next nonce of one sending address on one EVM chain, advanced under its row lock in the same
     commit that stores the signed transaction using it: a crash never leaves a gap, two planners never

@@ -8,7 +8,7 @@ from decimal import Decimal
 from alerts.models import Alert
 from alerts.services import open_alerts
 from chains.base import ChainUnavailable, get_backend, is_offered
-from chains.models import ChainCursor, ChainTx
+from chains.models import ChainCursor, HouseEntry
 from chains.scanning import scanned_with
 from payments.assets import all_assets
 from payments.money import exact_sum
@@ -73,5 +73,5 @@ def _status(code: str) -> CodeStatus:
 
 
 def _gas_paid(code: str) -> Decimal:
-    paid = ChainTx.objects.filter(code=code, fee_paid__isnull=False).values_list("fee_paid", flat=True)
-    return exact_sum(fee for fee in paid if fee is not None)
+    """What the house account paid the network for this code's transactions (chains.house)."""
+    return exact_sum(HouseEntry.objects.filter(code=code).values_list("amount", flat=True))

@@ -46,6 +46,7 @@ from chains.base import (
     held_kinds,
     is_offered,
 )
+from chains.house import house_book_network_fee
 from chains.models import ChainTx, ChainTxStatus
 from chains.nonces import nonce_take
 from config.tasks import task
@@ -281,7 +282,7 @@ def payout_monitor(code: str, *, plan: bool = True) -> None:
         replaced = _in_flight(chain_tx.replacements.filter(kind=ChainTx.Kind.BUMP))
         if status.failed:
             reason = f"The transaction {status.failure or 'failed'} on chain."
-            _settle(chain_tx.pk, ChainTxStatus.FAILED, reason=reason)
+            _settle(chain_tx.pk, ChainTxStatus.FAILED, reason=reason, mined=True)
         elif status.confirmations >= needed:
             _settle(chain_tx.pk, ChainTxStatus.CONFIRMED)
         elif replaced:
@@ -368,12 +369,16 @@ def _follow_child(child: ChainTx, status: TxStatus, needed: int) -> None:
 
 
 @transaction.atomic
-def _settle(chain_tx_id: int, outcome: str, *, reason: str = "") -> None:
+def _settle(chain_tx_id: int, outcome: str, *, reason: str = "", mined: bool = False) -> None:
+    """Decide a sent transaction's withdrawals by what the chain did with it. A mined one (confirmed, or
+    failed on chain) paid the network: that is booked to the house account in this commit."""
     chain_tx = ChainTx.objects.select_for_update().get(pk=chain_tx_id)
     if chain_tx.status != ChainTxStatus.BROADCAST:
         return
     chain_tx.status = outcome
     chain_tx.save(update_fields=["status", "updated_at"])
+    if outcome == ChainTxStatus.CONFIRMED or mined:
+        house_book_network_fee(chain_tx)
     withdrawals = Withdrawal.objects.filter(
         chain_links__chain_tx=chain_tx, status=Withdrawal.Status.PROCESSING
     )

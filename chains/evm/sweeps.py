@@ -30,6 +30,7 @@ from chains.base import ChainUnavailable, FeeQuote, Outcome, PayoutHeld, SignedT
 from chains.evm.backend import EvmBackend
 from chains.evm.config import GWEI, evm_config
 from chains.evm.node import NATIVE_GAS, WEI, hot_address
+from chains.house import house_book_network_fee
 from chains.models import ChainTx, ChainTxStatus, Sweep
 from chains.nonces import nonce_take
 from payments.assets import get_asset
@@ -224,7 +225,8 @@ def _follow(backend: EvmBackend, sweep: Sweep, chain_tx: ChainTx, *, on_mined: A
     if not status.known:
         _send(backend, sweep.code, SignedTx(txid=chain_tx.txid, raw=chain_tx.raw, fee=chain_tx.fee))
     elif status.failed:
-        sweep_failed(sweep.pk, f"{chain_tx.kind} {chain_tx.txid} failed on chain (status 0)")
+        reason = f"{chain_tx.kind} {chain_tx.txid} failed on chain (status 0)"
+        sweep_failed(sweep.pk, reason, failed=chain_tx.pk)
     elif status.confirmations >= 1:
         on_mined(sweep.pk)
 
@@ -247,6 +249,13 @@ def _store(sweep: Sweep, signed: SignedTx, kind: str) -> ChainTx | None:
         sender=signed.sender,
         nonce=signed.nonce,
     )
+
+
+def _mined(chain_tx: ChainTx, outcome: str, *, error: str = "") -> None:
+    """A sweep's transaction was mined: its status, and the gas it paid booked to the house account."""
+    chain_tx.status, chain_tx.last_error = outcome, error[:500]
+    chain_tx.save(update_fields=["status", "last_error", "updated_at"])
+    house_book_network_fee(chain_tx)
 
 
 def _locked(sweep_id: int, transition: str) -> Sweep | None:
@@ -272,8 +281,8 @@ def sweep_funded(sweep_id: int) -> None:
     sweep = _locked(sweep_id, "sweep_funded")
     if sweep is None:
         return
-    if sweep.topup_tx_id:
-        ChainTx.objects.filter(pk=sweep.topup_tx_id).update(status=ChainTxStatus.CONFIRMED)
+    if sweep.topup_tx is not None:
+        _mined(sweep.topup_tx, ChainTxStatus.CONFIRMED)
     _move(sweep, "sweep_funded")
 
 
@@ -299,19 +308,19 @@ def sweep_done(sweep_id: int) -> None:
     sweep = _locked(sweep_id, "sweep_done")
     if sweep is None:
         return
-    ChainTx.objects.filter(pk=sweep.sweep_tx_id or 0).update(status=ChainTxStatus.CONFIRMED)
+    if sweep.sweep_tx is not None:
+        _mined(sweep.sweep_tx, ChainTxStatus.CONFIRMED)
     _move(sweep, "sweep_done", last_error="")
     logger.info("sweep %s done: %s %s at the hot address", sweep.pk, sweep.amount, sweep.code)
 
 
 @transaction.atomic
-def sweep_failed(sweep_id: int, reason: str) -> None:
+def sweep_failed(sweep_id: int, reason: str, *, failed: int) -> None:
+    """The sweep's transaction `failed` was mined with status 0: it paid its gas and moved nothing."""
     sweep = _locked(sweep_id, "sweep_failed")
     if sweep is None:
         return
-    ChainTx.objects.filter(
-        pk__in=[sweep.topup_tx_id, sweep.sweep_tx_id], status=ChainTxStatus.BROADCAST
-    ).update(status=ChainTxStatus.FAILED, last_error=reason[:500])
+    _mined(ChainTx.objects.select_for_update().get(pk=failed), ChainTxStatus.FAILED, error=reason)
     _move(sweep, "sweep_failed", last_error=reason[:500])
     alert_raise(
         kind="sweep_failed",

@@ -15,7 +15,7 @@ from django.core.management import call_command
 
 from chains.base import SignedTx, get_backend
 from chains.derivation import development_xpub
-from chains.models import ChainCursor, ChainTx, WatchRange
+from chains.models import ChainCursor, ChainTx, HouseEntry, WatchRange
 from chains.scanning import WATCH_AHEAD, chain_scan
 from invoices.models import Invoice
 from payments.assets import get_asset
@@ -192,7 +192,13 @@ def test_a_withdrawal_is_sent_with_its_txid_in_the_webhook_and_done_at_the_confi
     assert withdrawal.status == "done"
     received = ltc.miner.wallet.call("getreceivedbyaddress", receiver, 1)
     assert received == Decimal("0.01")
-    assert ChainTx.objects.get().fee > 0
+    chain_tx = ChainTx.objects.get()
+    assert chain_tx.fee > 0
+    # What the network took is booked to the house account once: the merchant paid the configured fee.
+    entry = chain_tx.house_entry
+    assert (entry.code, entry.coin, entry.amount) == ("ltc", "ltc", chain_tx.fee)
+    payouts.payout_monitor("ltc")
+    assert HouseEntry.objects.count() == 1
 
 
 def test_a_bulk_of_200_is_one_transaction(ltc):

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
 from web3 import Web3
 
 from chains.base import Outcome, SignedTx
@@ -16,7 +18,7 @@ from chains.evm.node import decode_raw, hot_address
 from chains.evm.policy import SignRefused
 from chains.evm.signer import get_signer
 from chains.evm.sweeps import evm_sweep
-from chains.models import ChainTx, ChainTxStatus, NonceSlot, Sweep
+from chains.models import ChainTx, ChainTxStatus, HouseEntry, NonceSlot, Sweep
 from invoices.models import Invoice
 from payments.ledger import ledger_verify
 from payments.models import Account, Deposit
@@ -153,6 +155,14 @@ def test_a_withdrawal_reaches_done_with_its_txid(chain, code, amount):
     )
     assert chain_tx.fee_paid is not None and 0 < chain_tx.fee_paid <= chain_tx.fee
     assert _statuses("withdrawal", withdrawal.uid)[-1] == "done"
+    # The gas is the house's, in ether whatever the code; the merchant was charged the configured fee.
+    entry = chain_tx.house_entry
+    assert (entry.code, entry.coin, entry.amount) == (code, "eth", chain_tx.fee_paid)
+    out = StringIO()
+    call_command("chain", "fees", "--code", code, "--json", stdout=out)
+    fees = json.loads(out.getvalue())
+    assert (fees["withdrawalsDone"], fees["charged"], fees["coin"]) == (1, str(withdrawal.fee), "eth")
+    assert Decimal(fees["paidPayouts"]) == chain_tx.fee_paid and fees["paidSweeps"] == "0"
 
 
 def test_a_crash_between_sign_and_send_then_a_resend_pays_once(chain, monkeypatch):
@@ -195,6 +205,7 @@ def test_a_payout_that_fails_on_chain_is_rejected_and_the_hold_released(chain):
     withdrawal.refresh_from_db()
     stored.refresh_from_db()
     assert stored.status == ChainTxStatus.FAILED and stored.fee_paid > 0
+    assert stored.house_entry.amount == stored.fee_paid  # a failed transaction still paid its gas
     assert withdrawal.status == "rejected"
     assert _available(company, "usdterc20") == Decimal(100)
     assert chain.token_balance(RECEIVER) == 0
@@ -259,6 +270,11 @@ def test_a_token_sweep_with_a_top_up_survives_a_crash_and_resumes(chain, monkeyp
     assert sweep.status == Sweep.Status.DONE
     assert chain.token_balance(hot_address()) == invoice.amount_due
     assert chain.token_balance(address) == 0
+    booked = HouseEntry.objects.filter(code="usdterc20").order_by("pk")
+    assert [(e.chain_tx.kind, e.amount) for e in booked] == [
+        ("topup", sweep.topup_tx.fee_paid),
+        ("sweep", sweep.sweep_tx.fee_paid),
+    ]
     evm_sweep("usdterc20")
     assert Sweep.objects.count() == 1  # nothing left to sweep
 

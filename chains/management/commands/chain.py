@@ -4,6 +4,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from chains.base import ChainUnavailable, get_backend
+from chains.house import house_fees
 from chains.models import ChainCursor
 from chains.scanning import scanned_with
 from chains.status import CodeStatus, chain_status
@@ -15,7 +16,8 @@ from payments.money import number_text
 class Command(BaseCommand):
     help = (
         "Operator tools for the chains: `chain status` (per code: backend, node tip, cursor, lag, payout "
-        "wallet vs pending withdrawals, open alerts); `chain rescan --code C --from-height N` (recovery)."
+        "wallet vs pending withdrawals, open alerts); `chain fees` (network fees charged to merchants "
+        "against what the house paid); `chain rescan --code C --from-height N` (recovery)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -23,6 +25,11 @@ class Command(BaseCommand):
         status = actions.add_parser("status", help="where each offered chain stands")
         status.add_argument("--code", action="append", help="only this payment code (repeatable)")
         status.add_argument("--json", action="store_true", help="one JSON object per code")
+        fees = actions.add_parser(
+            "fees", help="network fees charged to merchants against what the house account paid the network"
+        )
+        fees.add_argument("--code", action="append", help="only this payment code (repeatable)")
+        fees.add_argument("--json", action="store_true", help="one JSON object per code")
         rescan = actions.add_parser("rescan", help="scan a chain again from a block height")
         rescan.add_argument("--code", required=True, help="payment code, e.g. ltc")
         rescan.add_argument("--from-height", required=True, type=int, help="report everything after it")
@@ -30,6 +37,8 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         if options["action"] == "status":
             self._status(options)
+        elif options["action"] == "fees":
+            self._fees(options)
         else:
             self._rescan(options["code"], options["from_height"])
 
@@ -41,6 +50,32 @@ class Command(BaseCommand):
         rows = chain_status(codes or None)
         for row in rows:
             self.stdout.write(json.dumps(_as_json(row)) if options["json"] else _as_line(row))
+
+    def _fees(self, options: dict[str, Any]) -> None:
+        try:
+            codes = [get_asset(code).code for code in options["code"] or []]
+        except UnsupportedAsset as exc:
+            raise CommandError(str(exc)) from exc
+        for row in house_fees(codes or None):
+            if options["json"]:
+                self.stdout.write(
+                    json.dumps(
+                        {
+                            "code": row.code,
+                            "withdrawalsDone": row.withdrawals_done,
+                            "charged": number_text(row.charged),
+                            "coin": row.coin,
+                            "paidPayouts": number_text(row.paid_payouts),
+                            "paidSweeps": number_text(row.paid_sweeps),
+                        }
+                    )
+                )
+                continue
+            self.stdout.write(
+                f"{row.code:<10} {row.withdrawals_done} withdrawals done, charged {number_text(row.charged)} "
+                f"{row.code}; house paid {number_text(row.paid_payouts)} {row.coin} for payouts, "
+                f"{number_text(row.paid_sweeps)} {row.coin} for sweeps and top-ups"
+            )
 
     def _rescan(self, code: str, height: int) -> None:
         try:
