@@ -27,6 +27,7 @@ class CodeStatus:
     spendable: Decimal | None  # the payout wallet's balance (None: unknown)
     gas_tank: Decimal | None  # account chains: the hot address's native coin, which pays the gas (None: n/a)
     gas_paid: Decimal | None  # account chains: the gas the house paid for this code's transactions so far
+    hot_address: str  # account chains: where payouts leave from (fund it); "" where the node's wallet pays
     pending_payouts: Decimal  # withdrawals accepted and not yet sent
     alerts: list[Alert]
 
@@ -67,6 +68,7 @@ def _status(code: str) -> CodeStatus:
         spendable=None if spendable is None or not spendable.is_finite() else spendable,
         gas_tank=gas_tank,
         gas_paid=None if getattr(backend, "gas_tank", None) is None else _gas_paid(code),
+        hot_address=str(getattr(backend, "hot_address", lambda: "")()),
         pending_payouts=exact_sum(pending.values_list("amount", flat=True)),
         alerts=open_alerts(about=code),
     )

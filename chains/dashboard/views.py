@@ -136,5 +136,16 @@ def chain_status_view(request: HttpRequest) -> HttpResponse:
     if not request.user.is_staff:
         raise Http404("No such page.")
     company = Company.objects.filter(owner_id=request.user.pk).first()
-    context = {"company": company, "nav": "status", "rows": chain_status(), "alerts": open_alerts()}
+    rows = chain_status()
+    hot: dict[str, list[str]] = {}
+    for row in rows:
+        if row.hot_address:
+            hot.setdefault(row.hot_address, []).append(row.code)
+    context = {
+        "company": company,
+        "nav": "status",
+        "rows": rows,
+        "hot_addresses": sorted((address, ", ".join(codes)) for address, codes in hot.items()),
+        "alerts": open_alerts(),
+    }
     return render(request, "dashboard/chain_status.html", context)

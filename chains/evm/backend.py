@@ -224,6 +224,9 @@ class EvmBackend(EvmScanner, XpubAddressesMixin):
                 return Decimal(int(w3.eth.get_balance(Web3.to_checksum_address(hot)))) / WEI
             return Decimal(self.token_balance(w3, config, hot)).scaleb(-config.decimals)
 
+    def hot_address(self) -> str:
+        return hot_address()
+
     def gas_tank(self, code: str) -> Decimal:
         """The hot address's native coin, which pays every payout's and top-up's gas."""
         with self._node(code) as w3:

@@ -24,7 +24,7 @@ from payments.ledger import ledger_verify
 from payments.models import Account, Deposit
 from tests.chain import fund
 from tests.evm import EvmChain, eth_tester_chain
-from tests.factories import CompanyFactory, InvoiceFactory
+from tests.factories import CompanyFactory, InvoiceFactory, UserFactory
 from webhooks.models import WebhookEvent
 from withdrawals import payouts
 from withdrawals.models import Withdrawal
@@ -389,7 +389,7 @@ def test_a_reorg_that_removes_a_credited_deposit_alerts_a_person_and_never_debit
     assert ledger_verify() == []
 
 
-def test_chain_status_shows_the_hot_wallet_and_gas_tank_and_a_down_node_pauses(chain, settings):
+def test_chain_status_shows_the_hot_wallet_and_gas_tank_and_a_down_node_pauses(chain, settings, client):
     from io import StringIO
 
     from django.core.management import call_command
@@ -402,6 +402,12 @@ def test_chain_status_shows_the_hot_wallet_and_gas_tank_and_a_down_node_pauses(c
     call_command("chain", "status", "--code", "usdterc20", "--json", stdout=out)
     row = json.loads(out.getvalue())
     assert (row["backend"], row["payoutWallet"], row["gasTank"], row["gasPaid"]) == ("evm", "30", "2", "0")
+    assert row["hotAddress"] == hot_address()
+    staff = UserFactory(is_staff=True)
+    client.force_login(staff)
+    page = client.get("/dashboard/status/").content.decode()
+    assert f"Hot address of eth, usdterc20: <code>{hot_address()}</code>" in page
+    assert ">30<" in page and ">2<" in page  # the hot wallet's USDT, and its ether (the gas tank)
     # The cursor it shares with eth: two blocks behind (the two funding transactions came after the scan).
     assert (row["cursor"], row["lag"]) == (row["nodeTip"] - 2, 2)
 

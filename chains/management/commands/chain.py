@@ -110,6 +110,7 @@ def _as_json(row: CodeStatus) -> dict[str, Any]:
         "paused": row.paused_reason or None,
         "payoutWallet": None if row.spendable is None else number_text(row.spendable),
         "gasTank": None if row.gas_tank is None else number_text(row.gas_tank),
+        "hotAddress": row.hot_address or None,
         "gasPaid": None if row.gas_paid is None else number_text(row.gas_paid),
         "pendingPayouts": number_text(row.pending_payouts),
         "alerts": [
@@ -134,5 +135,7 @@ def _as_line(row: CodeStatus) -> str:
     if row.paused_reason:
         parts.append(f"PAUSED: {row.paused_reason}")
     lines = ["  ".join(parts)]
+    if row.hot_address:
+        lines.append(f"    hot address {row.hot_address} (fund it: it pays the withdrawals and their gas)")
     lines += [f"    ALERT {a.kind} {a.key} (x{a.count}): {a.message}" for a in row.alerts]
     return "\n".join(lines)
