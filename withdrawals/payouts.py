@@ -122,8 +122,12 @@ def _plan_batch(backend: ChainBackend, code: str, batch: list[Withdrawal]) -> li
     except Exception as exc:
         if len(batch) > 1:
             return [pk for withdrawal in batch for pk in _plan_batch(backend, code, [withdrawal])]
-        logger.exception("%s: the node refuses to pay withdrawal %s", code, batch[0].uid)
-        _hold(code, batch, "payout_refused", f"The node refuses this payout: {exc}"[:255])
+        who = getattr(exc, "refused_by", "The node")  # the EVM signer says so itself
+        if batch[0].blocked_reason.startswith(f"{who} refuses"):
+            logger.warning("%s: withdrawal %s still refused: %s", code, batch[0].uid, exc)  # once in full
+        else:
+            logger.exception("%s: %s refuses to pay withdrawal %s", code, who.lower(), batch[0].uid)
+        _hold(code, batch, "payout_refused", f"{who} refuses this payout: {exc}"[:255])
         return []
     chain_tx = _store(code, batch, signed, fee_rate=f"{fee.rate} {fee.unit} ({fee.source})")
     return [] if chain_tx is None else [chain_tx.pk]

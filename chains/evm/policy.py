@@ -37,6 +37,8 @@ HOT = (1, 0)  # (BIP-44 chain, index) of the hot address
 class SignRefused(Exception):
     """The request matches no stored plan (or breaks a limit): nothing is signed."""
 
+    refused_by = "The EVM signer"
+
 
 @dataclass(frozen=True)
 class Approved:

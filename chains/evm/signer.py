@@ -192,7 +192,7 @@ def answer(signer: LocalSigner, line: bytes) -> dict[str, Any]:
         signed = signer.sign(UnsignedTx(code=code, payload=payload, payments=(), fee=fee))
     except SignRefused as exc:
         logger.warning("signer: refused a %s request: %s", code, exc)
-        return {"error": f"refused: {exc}"}
+        return {"error": str(exc)}
     except Exception:
         logger.exception("signer: a %s request failed", code)
         return {"error": "the signer could not sign this request"}

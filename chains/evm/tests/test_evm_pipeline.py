@@ -474,3 +474,18 @@ def test_a_node_refusing_a_large_log_range_gets_it_halved(chain):
     assert refused and answered  # asked whole first, then in halves
     covered = sorted(height for low, high in answered for height in range(low, high + 1))
     assert covered == list(range(refused[0][0], refused[0][1] + 1))  # every block once, none skipped
+
+
+def test_a_payout_over_the_signers_limit_waits_with_the_signers_reason(chain, settings):
+    settings.CHAIN_NODES = chain.nodes(payout_limit="2")
+    chain.fund_hot()
+    company = CompanyFactory()
+    fund(company, "eth", "10")
+    big, small = _withdraw(company, "eth", "3"), _withdraw(company, "eth", "1")
+    _pay_out("eth")
+    _pay_out("eth")  # asked again: still refused, the others go on
+    big.refresh_from_db()
+    small.refresh_from_db()
+    assert big.status == "processing" and big.txid == ""
+    assert big.blocked_reason == "The EVM signer refuses this payout: 3 eth is over the payout limit 2"
+    assert small.txid and small.blocked_reason == ""

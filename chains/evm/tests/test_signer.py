@@ -96,7 +96,7 @@ def test_the_signer_process_signs_the_stored_plan_and_refuses_anything_else(tmp_
         payload = json.loads(honest.payload)
         payload["tx"]["to"] = "0x" + "cd" * 20
         forged = honest.__class__(code="eth", payload=json.dumps(payload), payments=(), fee=honest.fee)
-        with pytest.raises(SignRefused, match="refused"):
+        with pytest.raises(SignRefused, match="does not move exactly what the stored plan says"):
             remote.sign(forged)
         assert remote.ask({"nonsense": True}) == {
             "error": "a request is one JSON object with code and payload"
