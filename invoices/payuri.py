@@ -8,6 +8,7 @@ Per payment code (the chains' own standards where they exist):
     bnb        ethereum:<address>@56?value=<wei>                               EIP-681, BNB Smart Chain
     usdterc20  ethereum:<USDT contract>@1/transfer?address=<to>&uint256=<base units>   EIP-681 ERC-20 call
     usdc       ethereum:<USDC contract>@1/transfer?address=<to>&uint256=<base units>
+    (a code on the evm backend: its configured chain id, token contract and decimals instead)
     sol        solana:<address>?amount=<SOL>                                   Solana Pay transfer request
     ton        ton://transfer/<address>?amount=<nanotons>&text=<tag>           TON transfer link
     trx, trc20usdt, near: the bare address / account id. TRON and NEAR have no payment URI that wallets
@@ -23,7 +24,10 @@ from decimal import ROUND_UP, Decimal, localcontext
 from urllib.parse import quote
 
 import segno
+from web3 import Web3
 
+from chains.base import get_backend
+from chains.evm.config import evm_config
 from payments.assets import get_asset
 from payments.money import MONEY_CONTEXT, number_text
 
@@ -51,6 +55,16 @@ def base_units(amount: Decimal, decimals: int) -> int:
         return int(shifted.to_integral_value(rounding=ROUND_UP))
 
 
+def _evm_target(code: str) -> tuple[int, str | None, int]:
+    """(chain id, token contract or None, decimals) a wallet pays `code` on: the configured node's when the
+    code runs on the evm backend (a test network, another token deployment), else mainnet's."""
+    if get_backend(code).name == "evm":
+        config = evm_config(code)
+        contract = None if config.contract is None else Web3.to_checksum_address(config.contract)
+        return config.chain_id, contract, config.decimals
+    return EVM_CHAIN_IDS[code], ERC20_CONTRACTS.get(code), get_asset(code).chain_decimals
+
+
 def payment_uri(code: str, *, address: str, amount: Decimal, tag: str | None = None) -> str:
     """The URI a wallet opens to pay `amount` of `code` to `address` (and `tag`, TON)."""
     asset = get_asset(code)
@@ -61,11 +75,12 @@ def payment_uri(code: str, *, address: str, amount: Decimal, tag: str | None = N
         if body.lower().startswith(f"{scheme}:"):
             body = body.split(":", 1)[1]  # cashaddr is stored with its prefix; a URI must not repeat it
         return f"{scheme}:{body}?amount={number_text(amount)}"
-    if code in ERC20_CONTRACTS:
-        contract, units = ERC20_CONTRACTS[code], base_units(amount, asset.chain_decimals)
-        return f"ethereum:{contract}@{EVM_CHAIN_IDS[code]}/transfer?address={address}&uint256={units}"
     if code in EVM_CHAIN_IDS:
-        return f"ethereum:{address}@{EVM_CHAIN_IDS[code]}?value={base_units(amount, asset.chain_decimals)}"
+        chain_id, contract, decimals = _evm_target(code)
+        if contract is None:
+            return f"ethereum:{address}@{chain_id}?value={base_units(amount, decimals)}"
+        units = base_units(amount, decimals)
+        return f"ethereum:{contract}@{chain_id}/transfer?address={address}&uint256={units}"
     if code == "sol":
         return f"solana:{address}?amount={number_text(amount)}"
     if code == "ton":

@@ -489,3 +489,17 @@ def test_a_payout_over_the_signers_limit_waits_with_the_signers_reason(chain, se
     assert big.status == "processing" and big.txid == ""
     assert big.blocked_reason == "The EVM signer refuses this payout: 3 eth is over the payout limit 2"
     assert small.txid and small.blocked_reason == ""
+
+
+def test_the_pay_page_uri_names_the_configured_chain_and_token(chain):
+    from invoices.payuri import payment_uri
+
+    to = "0x9858EfFD232B4033E47d90003D41EC34EcaEda94"
+    token_uri = payment_uri("usdterc20", address=to, amount=Decimal("4.545"))
+    assert (
+        token_uri == f"ethereum:{chain.token.address}@{chain.chain_id}/transfer?address={to}&uint256=4545000"
+    )
+    assert (
+        payment_uri("eth", address=to, amount=Decimal("0.5"))
+        == f"ethereum:{to}@{chain.chain_id}?value={5 * 10**17}"
+    )
