@@ -177,7 +177,10 @@ class EvmScanner(EvmNode):
         for log in ours:
             height = int(log["blockNumber"])
             block = BlockRef(height, hashes.get(height) or hex_text(log["blockHash"]))
-            found.append(self._token_transfer(config, log, positions, block, tip))
+            transfer = self._token_transfer(config, log, positions, block, tip)
+            # Zero-value transfers (address-poisoning spam) and dust below the asset's places move nothing.
+            if transfer.amount > 0:
+                found.append(transfer)
         return found
 
     def _token_transfer(

@@ -21,7 +21,7 @@ from chains.evm.sweeps import evm_sweep
 from chains.models import ChainTx, ChainTxStatus, HouseEntry, NonceSlot, Sweep
 from invoices.models import Invoice
 from payments.ledger import ledger_verify
-from payments.models import Account, Deposit
+from payments.models import Account, Deposit, QuarantinedTransfer
 from tests.chain import fund
 from tests.evm import EvmChain, eth_tester_chain
 from tests.factories import CompanyFactory, InvoiceFactory, UserFactory
@@ -503,3 +503,12 @@ def test_the_pay_page_uri_names_the_configured_chain_and_token(chain):
         payment_uri("eth", address=to, amount=Decimal("0.5"))
         == f"ethereum:{to}@{chain.chain_id}?value={5 * 10**17}"
     )
+
+
+def test_zero_value_token_transfers_are_not_deposits(chain):
+    invoice = InvoiceFactory(code="usdterc20", total="10")
+    spam = chain.pay_token(invoice.deposit_address.address, "0")  # address-poisoning spam moves nothing
+    paid = chain.pay_token(invoice.deposit_address.address, invoice.amount_due)
+    chain.scan(12)
+    assert list(Deposit.objects.values_list("txid", flat=True)) == [paid]
+    assert not QuarantinedTransfer.objects.filter(txid=spam).exists()  # not even held as a bad transfer
