@@ -2,33 +2,30 @@
 
 The signer signs exactly three kinds of transaction, each only as the stored plan says:
 - `payout`: from the hot address, paying one accepted (processing) withdrawal exactly its address and
-  amount, once (a second transaction for it only as a same-nonce replacement of the live one), within the
-  code's `payout_limit` and `daily_limit`;
+  amount, within the code's `payout_limit` (once, and within `daily_limit`: the signer's own journal);
 - `topup`: from the hot address to a deposit address whose token sweep is waiting for gas, at most
   `topup_cap` of the native coin;
 - `sweep`: from a deposit address (the key of the sweep's derivation index) to the hot address, exactly
   the amount the stored sweep names.
 Every transaction is EIP-1559 on the code's chain, with a fee under the cap. Anything else is refused
-with the reason; nothing is signed.
+with the reason; nothing is signed. The database says what may be signed; what was signed is kept by the
+signer itself (its journal), out of reach of the web and the workers, which can write the database.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import UTC, datetime, time
 from decimal import Decimal
 from typing import Any
 
 from django.db.models import Q
-from django.utils import timezone
 from web3 import Web3
 
 from chains.evm.config import EvmConfig, evm_config
 from chains.evm.node import WEI, hot_address, transfer_call
 from chains.models import ChainTx, ChainTxStatus, Sweep
-from payments.money import exact_sum
-from withdrawals.models import Withdrawal, WithdrawalTx
+from withdrawals.models import Withdrawal
 
 MAX_GAS = 500_000
 HOT = (1, 0)  # (BIP-44 chain, index) of the hot address
@@ -42,12 +39,18 @@ class SignRefused(Exception):
 
 @dataclass(frozen=True)
 class Approved:
-    """What to sign with: the key at m/44'/60'/0'/<chain>/<index>, expected to be `sender`."""
+    """What to sign with: the key at m/44'/60'/0'/<chain>/<index>, expected to be `sender`; and what the
+    signer's own journal keeps of it (chains.evm.signer.SignerJournal)."""
 
     chain: int
     index: int
     sender: str
     tx: dict[str, Any]
+    code: str
+    purpose: str  # payout, topup, sweep
+    ref: str  # "withdrawal:<uid>" or "sweep:<id>"
+    amount: Decimal  # what it moves (a top-up: the native coin)
+    daily_limit: Decimal | None = None  # payouts: the code's limit per UTC day
 
 
 def check(code: str, payload: str | dict[str, Any]) -> Approved:
@@ -62,14 +65,16 @@ def check(code: str, payload: str | dict[str, Any]) -> Approved:
     tx = _tx(config, request.get("tx"))
     purpose, ref = request.get("purpose"), str(request.get("ref", ""))
     if purpose == "payout":
-        _payout(config, tx, ref)
-        return Approved(*HOT, sender=hot_address(), tx=tx)
+        amount = _payout(config, tx, ref)
+        return Approved(
+            *HOT, hot_address(), tx, config.code, purpose, ref, amount, daily_limit=config.daily_limit
+        )
     if purpose == "topup":
         _topup(config, tx, ref)
-        return Approved(*HOT, sender=hot_address(), tx=tx)
+        return Approved(*HOT, hot_address(), tx, config.code, purpose, ref, Decimal(tx["value"]) / WEI)
     if purpose == "sweep":
         sweep = _sweep(config, tx, ref)
-        return Approved(0, sweep.derivation_index, sender=sweep.address, tx=tx)
+        return Approved(0, sweep.derivation_index, sweep.address, tx, config.code, purpose, ref, sweep.amount)
     raise SignRefused(f"unknown purpose {purpose!r}: only payout, topup and sweep are signed")
 
 
@@ -114,7 +119,7 @@ def _expect(tx: dict[str, Any], config: EvmConfig, to: str, amount: Decimal) -> 
         raise SignRefused("the transaction does not move exactly what the stored plan says")
 
 
-def _payout(config: EvmConfig, tx: dict[str, Any], ref: str) -> None:
+def _payout(config: EvmConfig, tx: dict[str, Any], ref: str) -> Decimal:
     withdrawal = Withdrawal.objects.filter(uid=ref.removeprefix("withdrawal:"), code=config.code).first()
     if withdrawal is None or withdrawal.reference != ref:
         raise SignRefused(f"no withdrawal {ref!r} of {config.code}")
@@ -129,14 +134,7 @@ def _payout(config: EvmConfig, tx: dict[str, Any], ref: str) -> None:
         raise SignRefused(f"withdrawal {withdrawal.uid} is paid by a transaction already (another nonce)")
     if config.payout_limit is not None and withdrawal.amount > config.payout_limit:
         raise SignRefused(f"{withdrawal.amount} {config.code} is over the payout limit {config.payout_limit}")
-    if config.daily_limit is not None:
-        start = datetime.combine(timezone.now().date(), time.min, tzinfo=UTC)
-        paid_today = WithdrawalTx.objects.filter(
-            chain_tx__code=config.code, chain_tx__created_at__gte=start, chain_tx__kind=ChainTx.Kind.PAYOUT
-        ).exclude(withdrawal=withdrawal)
-        total = exact_sum(paid_today.values_list("withdrawal__amount", flat=True)) + withdrawal.amount
-        if total > config.daily_limit:
-            raise SignRefused(f"{total} {config.code} today is over the daily limit {config.daily_limit}")
+    return withdrawal.amount  # the day's total is the journal's (chains.evm.signer)
 
 
 def _topup(config: EvmConfig, tx: dict[str, Any], ref: str) -> None:

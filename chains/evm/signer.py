@@ -18,6 +18,9 @@ import logging
 import os
 import socket
 import socketserver
+import sqlite3
+import threading
+from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from functools import cache
 from pathlib import Path
@@ -30,12 +33,13 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import close_old_connections
 from eth_account import Account
+from web3.exceptions import TransactionNotFound
 
 from chains.base import PayoutHeld, SignedTx, UnsignedTx
 from chains.derivation import DEVELOPMENT_MNEMONIC, derive_address, derive_internal_address
 from chains.evm.config import evm_config
 from chains.evm.node import WEI
-from chains.evm.policy import SignRefused, check
+from chains.evm.policy import Approved, SignRefused, check
 
 logger = logging.getLogger(__name__)
 
@@ -87,12 +91,93 @@ def unseal(blob: bytes, passphrase: str) -> str:
 # --- signing ----------------------------------------------------------------------------------------
 
 
-class LocalSigner:
-    """Signs in this process with `mnemonic`, after the same checks as the signer process."""
+class SignerJournal:
+    """What the signer has signed, in its own file: the database says what may be signed, but the web and
+    the workers can write the database, so what was signed is kept where they cannot reach.
 
-    def __init__(self, mnemonic: str) -> None:
+    One nonce per request: a withdrawal, sweep or top-up signed once may be signed again only with the same
+    nonce (a replacement with higher fees, of which at most one can be mined); never a second transaction
+    that could pay it again. And the payouts of a code per UTC day, each withdrawal counted once, within
+    the code's `daily_limit`."""
+
+    def __init__(self, path: str = ":memory:") -> None:
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS signed (purpose TEXT NOT NULL, ref TEXT NOT NULL, code TEXT NOT NULL,"
+            " nonce INTEGER NOT NULL, amount TEXT NOT NULL, day TEXT NOT NULL, txid TEXT NOT NULL,"
+            " PRIMARY KEY (purpose, ref))"
+        )
+        self.lock = threading.Lock()
+
+    def admit(self, approved: Approved) -> None:
+        """Refuse what the journal forbids (call under `lock`, then `record` what was signed)."""
+        known = self._db.execute(
+            "SELECT nonce, txid FROM signed WHERE purpose = ? AND ref = ?", (approved.purpose, approved.ref)
+        ).fetchone()
+        if known is not None and known[0] != approved.tx["nonce"] and not _dead(approved, *known):
+            raise SignRefused(
+                f"{approved.ref} was signed already with nonce {known[0]}: only a replacement with that "
+                "nonce, or a new nonce once another transaction has used that one"
+            )
+        if approved.daily_limit is not None and known is None:
+            rows = self._db.execute(
+                "SELECT amount FROM signed WHERE purpose = 'payout' AND code = ? AND day = ?",
+                (approved.code, _today()),
+            )
+            total = sum((Decimal(amount) for (amount,) in rows), approved.amount)
+            if total > approved.daily_limit:
+                raise SignRefused(
+                    f"{total} {approved.code} today is over the daily limit {approved.daily_limit}"
+                )
+
+    def record(self, approved: Approved, txid: str) -> None:
+        self._db.execute(
+            "INSERT INTO signed (purpose, ref, code, nonce, amount, day, txid) VALUES (?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (purpose, ref) DO UPDATE SET txid = excluded.txid, nonce = excluded.nonce",
+            (
+                approved.purpose,
+                approved.ref,
+                approved.code,
+                approved.tx["nonce"],
+                str(approved.amount),
+                _today(),
+                txid,
+            ),
+        )
+
+
+def _dead(approved: Approved, nonce: int, txid: str) -> bool:
+    """The earlier signature (`txid`, `nonce`) can never be mined: not mined itself, and another
+    transaction of the sender already used its nonce on chain (a plan that lost its nonce to another).
+    Asked of the node; a node that cannot be asked means no."""
+    from chains.base import get_backend
+
+    try:
+        w3 = get_backend(approved.code).w3(approved.code)  # type: ignore[attr-defined]
+        if w3.eth.get_transaction_count(approved.sender, "latest") <= nonce:
+            return False
+        try:
+            w3.eth.get_transaction_receipt(txid)
+        except TransactionNotFound:
+            return True
+        return False
+    except Exception:
+        logger.warning("signer: the node could not tell whether %s is dead; refused", txid)
+        return False
+
+
+def _today() -> str:
+    return datetime.now(UTC).date().isoformat()
+
+
+class LocalSigner:
+    """Signs in this process with `mnemonic`, after the same checks as the signer process, keeping what it
+    signed in `journal` (the process's own file; in memory for development and tests)."""
+
+    def __init__(self, mnemonic: str, journal: SignerJournal | None = None) -> None:
         self._account = Bip32Secp256k1.FromSeedAndPath(Bip39SeedGenerator(mnemonic).Generate(), ACCOUNT_PATH)
         self._keys: dict[tuple[int, int], Any] = {}
+        self.journal = journal or SignerJournal()
 
     def address(self, chain: int, index: int) -> str:
         return str(self._key(chain, index).address)
@@ -115,10 +200,14 @@ class LocalSigner:
         key = self._key(approved.chain, approved.index)
         if key.address.lower() != approved.sender.lower():
             raise SignRefused("the key of the planned sender is not this seed's")
-        signed = key.sign_transaction(approved.tx)
+        with self.journal.lock:
+            self.journal.admit(approved)
+            signed = key.sign_transaction(approved.tx)
+            txid = "0x" + bytes(signed.hash).hex().removeprefix("0x")
+            self.journal.record(approved, txid)
         fee = _max_fee(approved.tx)  # what the signed transaction can pay at most, whatever was asked
         return SignedTx(
-            txid="0x" + bytes(signed.hash).hex().removeprefix("0x"),
+            txid=txid,
             raw="0x" + bytes(signed.raw_transaction).hex().removeprefix("0x"),
             fee=fee,
             sender=key.address,

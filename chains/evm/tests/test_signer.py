@@ -15,7 +15,15 @@ from chains.base import FeeQuote, Payment
 from chains.derivation import DEVELOPMENT_MNEMONIC
 from chains.evm.node import hot_address
 from chains.evm.policy import SignRefused
-from chains.evm.signer import LocalSigner, SignerUnavailable, SocketSigner, seal, serve, unseal
+from chains.evm.signer import (
+    LocalSigner,
+    SignerJournal,
+    SignerUnavailable,
+    SocketSigner,
+    seal,
+    serve,
+    unseal,
+)
 from tests.chain import fund
 from tests.evm import eth_tester_chain
 from tests.factories import CompanyFactory
@@ -106,3 +114,82 @@ def test_the_signer_process_signs_the_stored_plan_and_refuses_anything_else(tmp_
         thread.join(10)
     with pytest.raises(SignerUnavailable):
         SocketSigner(str(tmp_path / "absent.sock")).sign(honest)
+
+
+def test_the_journal_signs_a_withdrawal_once_whatever_the_database_says(tmp_path, settings, db):
+    chain = eth_tester_chain()
+    settings.CHAIN_BACKENDS = {"eth": "evm"}
+    settings.CHAIN_NODES = chain.nodes(token=False, daily_limit="2.5")
+    backend = chain.backend()
+    chain.fund_hot()
+    company = CompanyFactory()
+    fund(company, "eth", "10")
+    first, second, third = withdrawal_request(
+        company=company,
+        items=[
+            WithdrawalItem(asset="eth", amount=Decimal(amount), to="0x" + "ab" * 20, tag="")
+            for amount in ("1", "1", "1")
+        ],
+    )
+
+    def request(withdrawal, nonce, rate="3"):
+        quote = FeeQuote(rate=Decimal(rate), unit="gwei", source="test", priority=Decimal(1))
+        unsigned = backend.build(
+            "eth", [Payment(withdrawal.reference, withdrawal.to_address, "", Decimal(1))], quote
+        )
+        payload = json.loads(unsigned.payload)
+        payload["tx"]["nonce"] = nonce
+        return unsigned.__class__(code="eth", payload=json.dumps(payload), payments=(), fee=unsigned.fee)
+
+    journal = str(tmp_path / "journal.sqlite3")
+    signer = LocalSigner(DEVELOPMENT_MNEMONIC, SignerJournal(journal))
+    signer.sign(request(first, 0))
+    # A worker that can write the database (nothing of that signature is stored there) asks again with
+    # another nonce: that would be a second transaction paying the same withdrawal. Refused, even after a
+    # restart of the signer.
+    with pytest.raises(SignRefused, match="signed already with nonce 0"):
+        signer.sign(request(first, 7))
+    restarted = LocalSigner(DEVELOPMENT_MNEMONIC, SignerJournal(journal))
+    with pytest.raises(SignRefused, match="signed already with nonce 0"):
+        restarted.sign(request(first, 7))
+    assert restarted.sign(request(first, 0, rate="5")).nonce == 0  # a replacement: same nonce, higher fee
+    restarted.sign(request(second, 1))  # 2 eth today
+    with pytest.raises(SignRefused, match=r"3 eth today is over the daily limit 2\.5"):
+        restarted.sign(request(third, 2))
+
+
+def test_a_plan_that_lost_its_nonce_is_signed_again_once_that_nonce_is_used(settings, db):
+    chain = eth_tester_chain()
+    settings.CHAIN_BACKENDS = {"eth": "evm"}
+    settings.CHAIN_NODES = chain.nodes(token=False)
+    backend = chain.backend()
+    chain.fund_hot()
+    company = CompanyFactory()
+    fund(company, "eth", "10")
+    lost, won = withdrawal_request(
+        company=company,
+        items=[
+            WithdrawalItem(asset="eth", amount=Decimal(1), to="0x" + n * 20, tag="") for n in ("ab", "cd")
+        ],
+    )
+    fee = FeeQuote(rate=Decimal(3), unit="gwei", source="test", priority=Decimal(1))
+    signer = LocalSigner(DEVELOPMENT_MNEMONIC)
+
+    def request(withdrawal):
+        payment = Payment(withdrawal.reference, withdrawal.to_address, "", Decimal(1))
+        return backend.build("eth", [payment], fee)  # the next nonce as stored (none yet: the chain's)
+
+    first = signer.sign(request(lost))  # nonce 0: its plan then loses the nonce to another
+    second = signer.sign(request(won))  # nonce 0 as well
+    assert first.nonce == second.nonce == 0
+    with pytest.raises(SignRefused, match="signed already with nonce 0"):  # nonce 0 still unused
+        signer.sign(with_nonce(request(lost), 1))
+    assert backend.broadcast("eth", second).value == "accepted"  # mined: nonce 0 is used
+    again = signer.sign(with_nonce(request(lost), 1))
+    assert again.nonce == 1 and chain.balance("0x" + "ab" * 20) == 0
+
+
+def with_nonce(unsigned, nonce):
+    payload = json.loads(unsigned.payload)
+    payload["tx"]["nonce"] = nonce
+    return unsigned.__class__(code="eth", payload=json.dumps(payload), payments=(), fee=unsigned.fee)

@@ -4,7 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from chains.evm.signer import LocalSigner, serve, unseal
+from chains.evm.signer import LocalSigner, SignerJournal, serve, unseal
 
 
 class Command(BaseCommand):
@@ -17,6 +17,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--seed-file", required=True, help="the file `manage.py signer_seed` wrote")
         parser.add_argument("--socket", required=True, help="the Unix socket to listen on")
+        parser.add_argument(
+            "--journal",
+            help="the signer's own record of what it signed (default: signer-journal.sqlite3 beside the seed "
+            "file); keep it with the seed, never where the web or the workers can write",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         passphrase = os.environ.pop("KASSA_SIGNER_PASSPHRASE", "")
@@ -24,14 +29,18 @@ class Command(BaseCommand):
             mnemonic = unseal(Path(options["seed_file"]).read_bytes(), passphrase)
         except (OSError, ValueError) as exc:
             raise CommandError(str(exc)) from exc
-        signer = LocalSigner(mnemonic)
+        seed_file = Path(options["seed_file"])
+        journal = options["journal"] or str(seed_file.with_name("signer-journal.sqlite3"))
+        signer = LocalSigner(mnemonic, SignerJournal(journal))
         del mnemonic
         if not signer.matches_configuration():
             raise CommandError(
                 "this seed is not the one behind CHAIN_XPUBS['evm']: its addresses differ from the deposit "
                 "and hot addresses Kassa hands out, so it could not sweep or pay them"
             )
-        self.stdout.write(f"signer ready: hot address {signer.address(1, 0)}, socket {options['socket']}")
+        self.stdout.write(
+            f"signer ready: hot address {signer.address(1, 0)}, socket {options['socket']}, journal {journal}"
+        )
         self.stdout.flush()
         try:
             serve(signer, options["socket"])
