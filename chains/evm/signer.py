@@ -101,6 +101,9 @@ class SignerJournal:
     the code's `daily_limit`."""
 
     def __init__(self, path: str = ":memory:") -> None:
+        if path != ":memory:":
+            os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))  # the signer's user only
+            os.chmod(path, 0o600)
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS signed (purpose TEXT NOT NULL, ref TEXT NOT NULL, code TEXT NOT NULL,"

@@ -143,6 +143,7 @@ def test_the_journal_signs_a_withdrawal_once_whatever_the_database_says(tmp_path
 
     journal = str(tmp_path / "journal.sqlite3")
     signer = LocalSigner(DEVELOPMENT_MNEMONIC, SignerJournal(journal))
+    assert (tmp_path / "journal.sqlite3").stat().st_mode & 0o777 == 0o600
     signer.sign(request(first, 0))
     # A worker that can write the database (nothing of that signature is stored there) asks again with
     # another nonce: that would be a second transaction paying the same withdrawal. Refused, even after a
