@@ -81,14 +81,7 @@ def _family(code: str) -> str:
 
 def _parse(code: str, entry: Any) -> NodeConfig:
     where = f"CHAIN_NODES[{code!r}]"
-    if not isinstance(entry, dict):
-        raise ImproperlyConfigured(f"{where} is a JSON object with at least a url")
-    unknown = set(entry) - _KEYS
-    if unknown:
-        raise ImproperlyConfigured(f"{where} has unknown keys {sorted(unknown)}; known: {sorted(_KEYS)}")
-    url = entry.get("url")
-    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-        raise ImproperlyConfigured(f"{where}.url is the node's http(s)://user:password@host:port")
+    url = node_url(where, entry, _KEYS, url_form="http(s)://user:password@host:port", needs="a url")
     net = entry.get("network", "mainnet")
     if net not in NETWORKS:
         raise ImproperlyConfigured(f"{where}.network is one of {', '.join(NETWORKS)}, not {net!r}")
@@ -109,6 +102,19 @@ def _parse(code: str, entry: Any) -> NodeConfig:
         fee_cap=cap,
         fee_target_blocks=target,
     )
+
+
+def node_url(where: str, entry: Any, known: set[str], *, url_form: str, needs: str) -> str:
+    """The url of a CHAIN_NODES entry, once the entry is an object of `known` keys only."""
+    if not isinstance(entry, dict):
+        raise ImproperlyConfigured(f"{where} is a JSON object with at least {needs}")
+    unknown = set(entry) - known
+    if unknown:
+        raise ImproperlyConfigured(f"{where} has unknown keys {sorted(unknown)}; known: {sorted(known)}")
+    url = entry.get("url")
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        raise ImproperlyConfigured(f"{where}.url is the node's {url_form}")
+    return url
 
 
 def _wallet(where: str, key: str, value: Any) -> str:

@@ -31,7 +31,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 
-from chains.nodes import positive_decimal
+from chains.nodes import node_url, positive_decimal
 from payments.assets import get_asset
 
 GWEI = Decimal(10) ** 9
@@ -114,14 +114,7 @@ def chain_codes(chain: str) -> list[str]:
 
 def _parse(code: str, entry: Any) -> EvmConfig:
     where = f"CHAIN_NODES[{code!r}]"
-    if not isinstance(entry, dict):
-        raise ImproperlyConfigured(f"{where} is a JSON object with at least a url and a chain_id")
-    unknown = set(entry) - _KEYS
-    if unknown:
-        raise ImproperlyConfigured(f"{where} has unknown keys {sorted(unknown)}; known: {sorted(_KEYS)}")
-    url = entry.get("url")
-    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-        raise ImproperlyConfigured(f"{where}.url is the node's http(s):// JSON-RPC address")
+    url = node_url(where, entry, _KEYS, url_form="http(s):// JSON-RPC address", needs="a url and a chain_id")
     chain_id = _whole(where, "chain_id", entry.get("chain_id"), low=1)
     asset = get_asset(code)
     native = code in ("eth", "bnb")

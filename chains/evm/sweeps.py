@@ -159,9 +159,8 @@ def _send_topup(backend: EvmBackend, sweep: Sweep) -> None:
     code, config = sweep.code, evm_config(sweep.code)
     fee = backend.quote_fee(code)
     if fee.over_cap:
-        return
-    w3 = backend.w3(code)
-    owner = Web3.to_checksum_address(sweep.address)
+        return  # waits for a lower fee: nothing is signed
+    w3, owner = backend.w3(code), Web3.to_checksum_address(sweep.address)
     need = _token_gas(backend, code, owner, sweep.amount) * int(fee.rate * GWEI) - int(
         w3.eth.get_balance(owner)
     )
@@ -181,9 +180,8 @@ def _send_sweep(backend: EvmBackend, sweep: Sweep) -> None:
     code, config = sweep.code, evm_config(sweep.code)
     fee = backend.quote_fee(code)
     if fee.over_cap:
-        return
-    w3 = backend.w3(code)
-    owner = Web3.to_checksum_address(sweep.address)
+        return  # waits for a lower fee: nothing is signed
+    w3, owner = backend.w3(code), Web3.to_checksum_address(sweep.address)
     native = int(w3.eth.get_balance(owner))
     call = backend.call_for(config, hot_address(), sweep.amount)
     gas = NATIVE_GAS if config.contract is None else _token_gas(backend, code, owner, sweep.amount)

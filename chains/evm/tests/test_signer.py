@@ -69,13 +69,7 @@ def test_signer_seed_writes_a_file_that_run_signer_opens(tmp_path, monkeypatch, 
 
 @pytest.mark.django_db(transaction=True)
 def test_the_signer_process_signs_the_stored_plan_and_refuses_anything_else(tmp_path, settings):
-    chain = eth_tester_chain()
-    settings.CHAIN_BACKENDS = {"eth": "evm"}
-    settings.CHAIN_NODES = chain.nodes(token=False)
-    backend = chain.backend()
-    chain.fund_hot()
-    company = CompanyFactory()
-    fund(company, "eth", "10")
+    _chain, backend, company = _eth_with_a_funded_merchant(settings)
     [withdrawal] = withdrawal_request(
         company=company, items=[WithdrawalItem(asset="eth", amount=Decimal(1), to="0x" + "ab" * 20, tag="")]
     )
@@ -117,13 +111,7 @@ def test_the_signer_process_signs_the_stored_plan_and_refuses_anything_else(tmp_
 
 
 def test_the_journal_signs_a_withdrawal_once_whatever_the_database_says(tmp_path, settings, db):
-    chain = eth_tester_chain()
-    settings.CHAIN_BACKENDS = {"eth": "evm"}
-    settings.CHAIN_NODES = chain.nodes(token=False, daily_limit="2.5")
-    backend = chain.backend()
-    chain.fund_hot()
-    company = CompanyFactory()
-    fund(company, "eth", "10")
+    _chain, backend, company = _eth_with_a_funded_merchant(settings, daily_limit="2.5")
     first, second, third = withdrawal_request(
         company=company,
         items=[
@@ -160,13 +148,7 @@ def test_the_journal_signs_a_withdrawal_once_whatever_the_database_says(tmp_path
 
 
 def test_a_plan_that_lost_its_nonce_is_signed_again_once_that_nonce_is_used(settings, db):
-    chain = eth_tester_chain()
-    settings.CHAIN_BACKENDS = {"eth": "evm"}
-    settings.CHAIN_NODES = chain.nodes(token=False)
-    backend = chain.backend()
-    chain.fund_hot()
-    company = CompanyFactory()
-    fund(company, "eth", "10")
+    chain, backend, company = _eth_with_a_funded_merchant(settings)
     lost, won = withdrawal_request(
         company=company,
         items=[
@@ -194,3 +176,15 @@ def with_nonce(unsigned, nonce):
     payload = json.loads(unsigned.payload)
     payload["tx"]["nonce"] = nonce
     return unsigned.__class__(code="eth", payload=json.dumps(payload), payments=(), fee=unsigned.fee)
+
+
+def _eth_with_a_funded_merchant(settings, **nodes):
+    """eth on an in-process chain, its hot address funded, and a merchant holding 10 eth."""
+    chain = eth_tester_chain()
+    settings.CHAIN_BACKENDS = {"eth": "evm"}
+    settings.CHAIN_NODES = chain.nodes(token=False, **nodes)
+    backend = chain.backend()
+    chain.fund_hot()
+    company = CompanyFactory()
+    fund(company, "eth", "10")
+    return chain, backend, company
