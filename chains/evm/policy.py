@@ -25,6 +25,7 @@ from web3 import Web3
 from chains.evm.config import EvmConfig, evm_config
 from chains.evm.node import WEI, hot_address, transfer_call
 from chains.models import ChainTx, ChainTxStatus, Sweep
+from payments.money import number_text
 from withdrawals.models import Withdrawal
 
 MAX_GAS = 500_000
@@ -133,7 +134,10 @@ def _payout(config: EvmConfig, tx: dict[str, Any], ref: str) -> Decimal:
     if live.exclude(nonce=tx["nonce"]).exists():
         raise SignRefused(f"withdrawal {withdrawal.uid} is paid by a transaction already (another nonce)")
     if config.payout_limit is not None and withdrawal.amount > config.payout_limit:
-        raise SignRefused(f"{withdrawal.amount} {config.code} is over the payout limit {config.payout_limit}")
+        raise SignRefused(
+            f"{number_text(withdrawal.amount)} {config.code} is over the payout limit "
+            f"{number_text(config.payout_limit)}"
+        )
     return withdrawal.amount  # the day's total is the journal's (chains.evm.signer)
 
 
@@ -142,7 +146,7 @@ def _topup(config: EvmConfig, tx: dict[str, Any], ref: str) -> None:
     if tx["to"].lower() != sweep.address or tx["data"] not in ("0x", "") or config.contract is None:
         raise SignRefused("a top-up sends only native coin to the deposit address of a token sweep")
     if Decimal(tx["value"]) / WEI > config.topup_cap:
-        raise SignRefused(f"the top-up is over the cap {config.topup_cap}")
+        raise SignRefused(f"the top-up is over the cap {number_text(config.topup_cap)}")
     if sweep.topup_tx is not None and sweep.topup_tx.nonce != tx["nonce"]:
         raise SignRefused(f"sweep {sweep.pk} has its top-up already")
 

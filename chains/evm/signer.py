@@ -40,6 +40,7 @@ from chains.derivation import DEVELOPMENT_MNEMONIC, derive_address, derive_inter
 from chains.evm.config import evm_config
 from chains.evm.node import WEI
 from chains.evm.policy import Approved, SignRefused, check
+from payments.money import number_text
 
 logger = logging.getLogger(__name__)
 
@@ -130,7 +131,8 @@ class SignerJournal:
             total = sum((Decimal(amount) for (amount,) in rows), approved.amount)
             if total > approved.daily_limit:
                 raise SignRefused(
-                    f"{total} {approved.code} today is over the daily limit {approved.daily_limit}"
+                    f"{number_text(total)} {approved.code} today is over the daily limit "
+                    f"{number_text(approved.daily_limit)}"
                 )
 
     def record(self, approved: Approved, txid: str) -> None:

@@ -35,6 +35,7 @@ from chains.models import ChainTx, ChainTxStatus, Sweep
 from chains.nonces import nonce_take
 from payments.assets import get_asset
 from payments.models import Deposit, DepositAddress
+from payments.money import number_text
 
 logger = logging.getLogger(__name__)
 
@@ -323,7 +324,7 @@ def sweep_failed(sweep_id: int, reason: str, *, failed: int) -> None:
     alert_raise(
         kind="sweep_failed",
         key=f"{sweep.code}:{sweep.address}",
-        message=f"{sweep.code} sweep of {sweep.amount} from {sweep.address} failed: {reason}. "
+        message=f"{sweep.code} sweep of {number_text(sweep.amount)} from {sweep.address} failed: {reason}. "
         "The funds stay at the deposit address; a person looks (a blacklisted address?).",
     )
 

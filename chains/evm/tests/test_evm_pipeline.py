@@ -161,7 +161,7 @@ def test_a_withdrawal_reaches_done_with_its_txid(chain, code, amount):
     out = StringIO()
     call_command("chain", "fees", "--code", code, "--json", stdout=out)
     fees = json.loads(out.getvalue())
-    assert (fees["withdrawalsDone"], fees["charged"], fees["coin"]) == (1, str(withdrawal.fee), "eth")
+    assert (fees["withdrawalsDone"], Decimal(fees["charged"]), fees["coin"]) == (1, withdrawal.fee, "eth")
     assert Decimal(fees["paidPayouts"]) == chain_tx.fee_paid and fees["paidSweeps"] == "0"
 
 
