@@ -10,6 +10,7 @@ from __future__ import annotations
 import http.client
 import json
 from dataclasses import replace
+from decimal import Decimal
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -23,7 +24,8 @@ def http_endpoints(ctx: BenchContext) -> list[Result]:
     """Each entry of `ENDPOINTS` under wrk: a warm-up run, then the measured one."""
     wrk_path = wrk.ensure_wrk()
     results = []
-    placeholders = {"invoice_id": _filled_invoice(ctx)}
+    placeholders = {"invoice_id": _filled_invoice(ctx), "baseline_row": _baseline_row(ctx)}
+    _fund_for_withdrawals(ctx)
     for index, raw_endpoint in enumerate(ENDPOINTS):
         endpoint = replace(raw_endpoint, path=raw_endpoint.path.format(**placeholders))
         body = None if endpoint.body is None else json.dumps(endpoint.body)
@@ -51,9 +53,33 @@ def http_endpoints(ctx: BenchContext) -> list[Result]:
                 p50_ms=report.p50_ms,
                 p99_ms=report.p99_ms,
                 failures=report.failures(),
+                baseline=endpoint.baseline,
             )
         )
     return with_ratios(results, baseline=BASELINE)
+
+
+def _baseline_row(ctx: BenchContext) -> str:
+    from bench.models import BaselineRow
+
+    return str(BaselineRow.objects.create(company_id=ctx.company_id).pk)
+
+
+def _fund_for_withdrawals(ctx: BenchContext) -> None:
+    """Enough btc for every single-withdrawal request wrk can make; webhooks recorded, never delivered."""
+    import secrets
+
+    from payments.ledger import ledger_credit
+    from payments.models import Company, LedgerEntry
+
+    Company.objects.filter(pk=ctx.company_id).update(webhook_url="")
+    ledger_credit(
+        company_id=ctx.company_id,
+        code="btc",
+        amount=Decimal(1000),
+        kind=LedgerEntry.Kind.ADJUSTMENT,
+        reference=f"bench-http-withdrawals:{secrets.token_hex(4)}",
+    )
 
 
 def _filled_invoice(ctx: BenchContext) -> str:

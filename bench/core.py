@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 @dataclass(frozen=True)
 class WrkSettings:
     threads: int = 2
-    connections: int = 16
+    connections: int = 32
     duration_s: int = 5
     warmup_s: int = 1
     # wrk's default (2 s) would count a request stuck behind a slow one as an error rather than latency.
@@ -47,6 +47,10 @@ class Result:
     p50_ms: float | None = None
     p99_ms: float | None = None
     ratio: float | None = None
+    p99_ratio: float | None = None  # p99 over the baseline's p99 (lower is better; 1.00 = the floor)
+    baseline: str = (
+        ""  # the row `ratio` divides by ("" when the kind has one baseline row, given to with_ratios)
+    )
     # Non-empty means the numbers are not trustworthy (non-2xx answers, socket errors); the run exits 1.
     failures: list[str] = field(default_factory=list)
 
@@ -62,11 +66,15 @@ def benchmark(func: Benchmark) -> Benchmark:
 
 
 def with_ratios(results: list[Result], *, baseline: str) -> list[Result]:
-    """Fill `ratio` as each row's ops/s divided by the row named `baseline` (which gets 1.00)."""
-    base = next((r for r in results if r.name == baseline), None)
-    if base is None or base.failures or not base.requests_per_s:
-        return results  # no trustworthy baseline: leave ratios empty rather than divide by a bad number
+    """Fill `ratio` (ops/s over the baseline's) and `p99_ratio` (p99 over the baseline's) of each row, the
+    baseline being the row the result names, else the row named `baseline` (which gets 1.00)."""
+    rows = {r.name: r for r in results}
     for result in results:
+        base = rows.get(result.baseline or baseline)
+        if base is None or base.failures or not base.requests_per_s:
+            continue  # no trustworthy baseline: leave the ratios empty rather than divide by a bad number
         if result.requests_per_s is not None and not result.failures:
             result.ratio = result.requests_per_s / base.requests_per_s
+            if result.p99_ms is not None and base.p99_ms:
+                result.p99_ratio = result.p99_ms / base.p99_ms
     return results

@@ -1,7 +1,8 @@
 """The HTTP endpoints `make bench` measures. A new endpoint is one more entry in `ENDPOINTS`.
 
 Every entry is sent with the bench merchant's `Authorization: Bearer` header unless `auth=False`, and with
-`Content-Type: application/json` when it has a body. The ratio column divides by the `baseline` entry.
+`Content-Type: application/json` when it has a body. Each entry names the baseline entry its ratios divide
+by: writes by the one-row insert, reads by the one-row read (both bare Django + DRF, bench/views.py).
 """
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-BASELINE = "baseline"
+BASELINE = "baseline insert"
+BASELINE_READ = "baseline read"
+BENCH_BTC_ADDRESS = "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq"
 
 
 @dataclass(frozen=True)
@@ -21,11 +24,14 @@ class HttpEndpoint:
     body: Any = None  # JSON-encoded when not None
     headers: Mapping[str, str] = field(default_factory=dict)
     auth: bool = True
+    baseline: str = BASELINE  # the entry its ratios divide by
 
 
 ENDPOINTS: list[HttpEndpoint] = [
-    # Auth + one INSERT + tiny JSON, without DRF: the floor every API endpoint stands on (bench/views.py).
+    # Auth + one INSERT (or one SELECT) + tiny JSON through DRF: the floor every API endpoint stands on.
     HttpEndpoint(BASELINE, "POST", "/bench/baseline"),
+    # `{baseline_row}`: a row of the bench merchant's the harness inserts before the runs.
+    HttpEndpoint(BASELINE_READ, "GET", "/bench/baseline/{baseline_row}", baseline=BASELINE_READ),
     # A loopback literal: bench settings allow private hosts, so the SSRF guard makes no DNS query per
     # request (a hostname would put the machine's resolver, and traffic off loopback, into the numbers).
     HttpEndpoint(
@@ -44,5 +50,22 @@ ENDPOINTS: list[HttpEndpoint] = [
         },
     ),
     # `{invoice_id}`: a filled invoice the harness creates before the runs (bench/benchmarks.py).
-    HttpEndpoint("GET invoice (public)", "GET", "/api/invoices/v1/regular/{invoice_id}", auth=False),
+    HttpEndpoint(
+        "GET invoice (public)",
+        "GET",
+        "/api/invoices/v1/regular/{invoice_id}",
+        auth=False,
+        baseline=BASELINE_READ,
+    ),
+    # One item per call, each a new withdrawal (no Idempotency-Key); the harness funds the merchant first.
+    HttpEndpoint(
+        "POST withdraw (1 item)",
+        "POST",
+        "/api/transactions/withdraw",
+        body={
+            "items": [
+                {"asset": "btc", "amount": "0.0005", "to": "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq"}
+            ]
+        },
+    ),
 ]

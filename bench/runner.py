@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import signal
 import subprocess
 import sys
 import tempfile
+from dataclasses import asdict
+from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 
@@ -58,6 +61,7 @@ def _run() -> int:
             for kind in kinds:
                 results += kind(ctx)
         print(_table(results))
+        print(f"\nwritten to {_save(results, database.description, workers, settings)}")
         failed = [r for r in results if r.failures]
         if not failed:
             return 0
@@ -108,15 +112,38 @@ def _print_environment(database: str, workers: int, why: str, settings: WrkSetti
 
 def _table(results: list[Result]) -> str:
     width = max([len("name"), *(len(r.name) for r in results)])
-    header = f"{'name':<{width}}  {'requests/s':>10}  {'p50 ms':>8}  {'p99 ms':>8}  {'ratio':>6}"
+    header = (
+        f"{'name':<{width}}  {'requests/s':>10}  {'p50 ms':>8}  {'p99 ms':>8}  {'ratio':>6}  {'p99 x':>6}"
+        "  baseline"
+    )
     rows = [header, "-" * len(header)]
     for r in results:
         mark = "  FAILED" if r.failures else ""
         rows.append(
             f"{r.name:<{width}}  {_num(r.requests_per_s, 10, 1)}  {_num(r.p50_ms, 8, 2)}"
-            f"  {_num(r.p99_ms, 8, 2)}  {_num(r.ratio, 6, 2)}{mark}"
+            f"  {_num(r.p99_ms, 8, 2)}  {_num(r.ratio, 6, 2)}  {_num(r.p99_ratio, 6, 2)}  {r.baseline}{mark}"
         )
     return "\n".join(rows)
+
+
+def _save(results: list[Result], database: str, workers: int, settings: WrkSettings) -> Path:
+    """The run as JSON under var/bench/ (one file per run, named by its UTC time), to compare two runs."""
+    from django.conf import settings as django_settings
+
+    when = datetime.now(UTC)
+    folder = Path(django_settings.VAR_DIR) / "bench"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{when.strftime('%Y%m%dT%H%M%SZ')}.json"
+    run = {
+        "at": when.isoformat(),
+        "database": database,
+        "gunicornWorkers": workers,
+        "wrk": settings.describe(),
+        "cpus": os.cpu_count(),
+        "results": [asdict(result) for result in results],
+    }
+    path.write_text(json.dumps(run, indent=1) + "\n")
+    return path
 
 
 def _num(value: float | None, width: int, decimals: int) -> str:

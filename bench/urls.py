@@ -2,12 +2,13 @@
 
 from django.urls import path
 
-from bench.views import baseline
+from bench.views import baseline, baseline_read
 from config.urls import handler404, handler500
 from config.urls import urlpatterns as service_urlpatterns
 
 urlpatterns = [
     path("bench/baseline", baseline, name="bench-baseline"),
+    path("bench/baseline/<int:row_id>", baseline_read, name="bench-baseline-read"),
     *service_urlpatterns,
 ]
 

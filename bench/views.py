@@ -1,26 +1,39 @@
-"""The bare baseline: the least an authenticated write can cost on this stack, for the ratio column."""
+"""The bare baselines the HTTP rows are divided by: a Django + DRF endpoint that authenticates the Bearer
+token exactly as the API does and inserts (POST) or reads (GET) one row, and nothing else: no serializer,
+no service layer, no throttle, no outbox."""
 
 from __future__ import annotations
 
-from django.http import HttpRequest, JsonResponse
-from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_http_methods
-from rest_framework.exceptions import AuthenticationFailed
+from rest_framework.decorators import api_view, authentication_classes, permission_classes, throttle_classes
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
 
 from bench.models import BaselineRow
 from payments.auth import BearerTokenAuthentication
 
 
-@csrf_exempt  # Bearer-token API call, no session: the same reason DRF's APIView skips CSRF
-@require_http_methods(["POST"])
-def baseline(request: HttpRequest) -> JsonResponse:
-    """Authenticate like the API does, insert one row, answer small JSON; no DRF view machinery."""
-    try:
-        # The authenticator reads only META, which a plain HttpRequest has as well.
-        result = BearerTokenAuthentication().authenticate(request)  # type: ignore[arg-type]
-    except AuthenticationFailed as exc:
-        return JsonResponse({"detail": str(exc.detail)}, status=401)
-    if result is None:
-        return JsonResponse({"detail": "Send 'Authorization: Bearer <token>'."}, status=401)
-    row = BaselineRow.objects.create(company_id=result[1].company.pk)
-    return JsonResponse({"id": row.pk})
+@api_view(["POST"])
+@authentication_classes([BearerTokenAuthentication])
+@permission_classes([IsAuthenticated])
+@throttle_classes([])
+def baseline(request: Request) -> Response:
+    """Insert one row for the authenticated merchant."""
+    row = BaselineRow.objects.create(company_id=request.auth.company.pk)
+    return Response({"id": row.pk})
+
+
+@api_view(["GET"])
+@authentication_classes([BearerTokenAuthentication])
+@permission_classes([IsAuthenticated])
+@throttle_classes([])
+def baseline_read(request: Request, row_id: int) -> Response:
+    """Read one row of the authenticated merchant's."""
+    row = (
+        BaselineRow.objects.filter(pk=row_id, company_id=request.auth.company.pk)
+        .values("id", "created_at")
+        .first()
+    )
+    if row is None:
+        return Response({"detail": "Not found."}, status=404)
+    return Response({"id": row["id"], "createdAt": row["created_at"].isoformat()})

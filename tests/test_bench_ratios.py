@@ -1,0 +1,24 @@
+"""`make bench` ratios: each row divided by its own baseline (writes by the insert, reads by the read)."""
+
+from __future__ import annotations
+
+from bench.core import Result, with_ratios
+
+
+def test_each_row_is_divided_by_its_own_baseline_and_a_bad_baseline_gives_no_ratio():
+    rows = with_ratios(
+        [
+            Result("baseline insert", 800.0, p99_ms=40.0),
+            Result("baseline read", 1000.0, p99_ms=20.0, baseline="baseline read"),
+            Result("POST invoice", 400.0, p99_ms=60.0),
+            Result("GET invoice", 900.0, p99_ms=30.0, baseline="baseline read"),
+            Result("broken baseline", 10.0, failures=["non-2xx"]),
+            Result("on a broken baseline", 5.0, p99_ms=1.0, baseline="broken baseline"),
+        ],
+        baseline="baseline insert",
+    )
+    by_name = {row.name: row for row in rows}
+    assert (by_name["POST invoice"].ratio, by_name["POST invoice"].p99_ratio) == (0.5, 1.5)
+    assert (by_name["GET invoice"].ratio, by_name["GET invoice"].p99_ratio) == (0.9, 1.5)
+    assert by_name["baseline read"].ratio == 1.0
+    assert by_name["on a broken baseline"].ratio is None and by_name["on a broken baseline"].p99_ratio is None
