@@ -13,7 +13,7 @@ bad amount (not a Decimal, not positive, more places than the asset has) is a pr
 from __future__ import annotations
 
 import decimal
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from uuid import UUID
@@ -246,11 +246,16 @@ def ledger_hold(*, company_id: CompanyId, code: str, amount: Decimal, reference:
 
 @transaction.atomic
 def ledger_hold_many(
-    *, company_id: CompanyId, holds: Sequence[tuple[str, Decimal, str]]
+    *,
+    company_id: CompanyId,
+    holds: Sequence[tuple[str, Decimal, str]],
+    locked: Mapping[str, Account] | None = None,
 ) -> list[LedgerEntry]:
     """Hold every (code, amount, reference) or none: a bulk withdrawal of up to 1000 items, one transaction.
 
     Returns the entries in the order of `holds`. Every short code is named in one InsufficientBalance.
+    `locked`: the company's accounts by code, already locked by the caller in this transaction (with
+    `account_for_update`, in code order), so they are not read and locked a second time.
     """
     items: list[tuple[str, Decimal, str]] = []
     seen: set[tuple[str, str]] = set()
@@ -268,7 +273,7 @@ def ledger_hold_many(
     # Deadlock avoidance: every caller locks its accounts in the same (sorted code) order, so two bulk
     # requests touching btc and eth never each hold one lock while waiting for the other's.
     accounts = {
-        code: account_for_update(company_id=company_id, code=code)
+        code: _still_locked(locked, company_id, code) or account_for_update(company_id=company_id, code=code)
         for code in sorted({code for code, _, _ in items})
     }
     replayed = _replayed(accounts.values(), {Kind.WITHDRAWAL_HOLD}, {reference for _, _, reference in items})
@@ -312,6 +317,14 @@ def ledger_hold_many(
         replayed.get((accounts[code].pk, Kind.WITHDRAWAL_HOLD, reference)) or next(created)
         for code, _, reference in items
     ]
+
+
+def _still_locked(locked: Mapping[str, Account] | None, company_id: CompanyId, code: str) -> Account | None:
+    """The caller's locked account of `code`, when it passed one (and it is this company's)."""
+    account = (locked or {}).get(code)
+    if account is not None and (account.company_id != company_id or account.code != code):
+        raise ValueError(f"the locked account passed for {code} is not company {company_id}'s {code} account")
+    return account
 
 
 def _replayed(

@@ -148,15 +148,16 @@ def withdrawal_accept(
     if not transaction.get_connection().in_atomic_block:
         # No savepoint of its own (two round trips per call): the caller's transaction holds the locks.
         raise transaction.TransactionManagementError("withdrawal_accept must run inside transaction.atomic.")
-    for code in sorted({item.code for item in items}):  # accounts first: see the lock order above
-        account_for_update(company_id=company.pk, code=code)
+    locked = {  # accounts first: see the lock order above
+        code: account_for_update(company_id=company.pk, code=code) for code in sorted({i.code for i in items})
+    }
     uids = _next_uids(company, len(items))
     with localcontext(MONEY_CONTEXT):
         holds = [
             (item.code, item.amount + item.fee, f"withdrawal:{uid}")
             for item, uid in zip(items, uids, strict=True)
         ]
-    ledger_hold_many(company_id=company.pk, holds=holds)
+    ledger_hold_many(company_id=company.pk, holds=holds, locked=locked)
     withdrawals = Withdrawal.objects.bulk_create(
         [
             Withdrawal(

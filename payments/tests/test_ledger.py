@@ -6,8 +6,9 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F
+from django.test.utils import CaptureQueriesContext
 
 from payments.errors import UnsupportedAsset
 from payments.ledger import (
@@ -662,3 +663,22 @@ def test_money_keeps_all_36_digits_in_the_database(merchant):
 
     assert stored == amount
     assert ledger_verify() == []
+
+
+def test_hold_many_uses_the_accounts_its_caller_locked_and_refuses_anothers(company):
+    from tests.factories import CompanyFactory
+
+    _credit(company, "10")
+    with transaction.atomic():
+        locked = {"btc": account_for_update(company_id=company.pk, code="btc")}
+        with CaptureQueriesContext(connection) as queries:
+            ledger_hold_many(company_id=company.pk, holds=[("btc", Decimal(1), "w:1")], locked=locked)
+    assert not [q for q in queries.captured_queries if "FOR UPDATE" in q["sql"]]  # not locked twice
+    assert _balance(company) == (Decimal(9), Decimal(1))
+
+    other = CompanyFactory()
+    _credit(other, "10")
+    with pytest.raises(ValueError, match="not company"), transaction.atomic():
+        locked = {"btc": account_for_update(company_id=other.pk, code="btc")}
+        ledger_hold_many(company_id=company.pk, holds=[("btc", Decimal(1), "w:2")], locked=locked)
+    assert _balance(company) == (Decimal(9), Decimal(1))
