@@ -154,12 +154,15 @@ def invoice_create(
         fixed_payment_code=fixed,
         redirect_url=redirect_url or "",
     )
-    InvoiceItem.objects.bulk_create(
+    created = InvoiceItem.objects.bulk_create(
         [
             InvoiceItem(invoice=invoice, position=position, name=item.name, price=price)
             for position, (item, price) in enumerate(zip(items, rounded, strict=True))
         ]
     )
+    # `invoice.items.all()` answers with what was just written, in position order, as a prefetch would:
+    # the API's answer to the create needs no second read of it.
+    invoice._prefetched_objects_cache = {"items": created}  # type: ignore[attr-defined]
     webhook_publish_many([_event(invoice)])
     return invoice
 

@@ -93,7 +93,6 @@ class InvoiceCreateApi(APIView):
             payment_currency=values.get("paymentCurrency"),
             redirect_url=values.get("redirectURL"),
         )
-        invoice = selectors.invoice_get_public(invoice_id=invoice.pk)
         return Response(invoice_representation(invoice, view="create"), status=201)
 
     @extend_schema(

@@ -595,3 +595,20 @@ def test_a_fixed_asset_the_merchant_stopped_accepting_is_refused_at_proceed(api,
     assert response.status_code == 400
     assert response.json()["code"] == "unsupported_asset"
     assert Invoice.objects.get().status == "created"
+
+
+def test_the_create_answer_is_what_a_read_then_shows_without_reading_it_back(
+    api, anon, django_assert_max_num_queries
+):
+    # The token, the invoice, its items, its webhook event (5 on PostgreSQL, 6 on SQLite); no re-read.
+    with django_assert_max_num_queries(6):
+        created = _create(api, items=[{"name": "Tea", "price": "2.125"}, {"name": "Scone", "price": 3}])
+    assert created.status_code == 201
+    read = _get(anon, created.json()["id"]).json()
+    body = created.json()
+    assert body["invoiceContent"]["items"] == [
+        {"name": "Tea", "price": "2.13"},
+        {"name": "Scone", "price": "3.00"},
+    ]
+    assert body["invoiceContent"].pop("redirectURL") == read["redirectURL"]
+    assert {key: body[key] for key in body} == {key: read[key] for key in body}
