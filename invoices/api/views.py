@@ -2,7 +2,6 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from django.core.cache.backends.redis import RedisCache
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
@@ -23,13 +22,14 @@ from invoices.services import ItemInput
 from payments.api.fields import StrictCharField
 from payments.api.pagination import PAGE_PARAMETERS, KassaPagination, page_serializer
 from payments.auth import SANDBOX_API_PERMISSIONS, ApiCredential, current_company
+from payments.dashboard.throttle import count
 from payments.schema import links, problem
 
 
 class PublicInvoiceThrottle(SimpleRateThrottle):
     """Per client address, counted in the shared cache (Redis in production) across web processes: one
-    counter per fixed window, added or incremented atomically. DRF's default keeps every request's time in
-    a list it reads and writes back whole, which costs more the higher the rate and loses counts when two
+    counter per fixed window (the login throttle's counter). DRF's default keeps every request's time in a
+    list it reads and writes back whole, which costs more the higher the rate and loses counts when two
     processes write at once."""
 
     scope = "invoice_public"
@@ -43,24 +43,8 @@ class PublicInvoiceThrottle(SimpleRateThrottle):
             return True
         start = int(self.timer()) // duration * duration
         self.window_end = start + duration
-        return self._count(f"{self.get_cache_key(request, view)}:{start}", duration + 1) <= limit
-
-    def _count(self, key: str, seconds: int) -> int:
-        """One more in `key`'s counter, created with an expiry of `seconds`: on Redis one round trip (SET NX
-        EX and INCR in a pipeline), elsewhere add then incr."""
-        if isinstance(self.cache, RedisCache):
-            full = self.cache.make_and_validate_key(key)
-            pipe = self.cache._cache.get_client(full, write=True).pipeline(transaction=False)
-            pipe.set(full, 0, ex=seconds, nx=True)
-            pipe.incr(full)
-            return int(pipe.execute()[1])
-        if self.cache.add(key, 1, seconds):
-            return 1
-        try:
-            return int(self.cache.incr(key))
-        except ValueError:  # expired between the two calls: this request opens the window again
-            self.cache.add(key, 1, seconds)
-            return 1
+        key = f"{self.get_cache_key(request, view)}:{start}"
+        return count(key, duration + 1, store=self.cache) <= limit
 
     def wait(self) -> float:
         return max(1.0, self.window_end - self.timer())

@@ -13,6 +13,7 @@ import time
 
 from django.conf import settings
 from django.core.cache import cache
+from django.core.cache.backends.base import BaseCache
 from django.http import HttpRequest
 
 
@@ -63,11 +64,18 @@ def record_failure(scope: str, username: str, ip: str) -> int:
         cache.delete_many([key, f"{key}:since"])  # a new window
     # Both expire with the window: the cache cleans up, the timestamp decides.
     cache.add(f"{key}:since", _now(), timeout=window_seconds() + 1)
-    cache.add(key, 0, timeout=window_seconds() + 1)
+    return count(key, window_seconds() + 1)
+
+
+def count(key: str, seconds: int, *, store: BaseCache = cache) -> int:
+    """One more in `key`'s counter in the shared cache, created at 1 to expire after `seconds`; the new
+    count. Atomic across processes (add, then incr), whatever the count."""
+    if store.add(key, 1, timeout=seconds):
+        return 1
     try:
-        return int(cache.incr(key))
-    except ValueError:  # expired between add and incr
-        cache.set(key, 1, timeout=window_seconds() + 1)
+        return int(store.incr(key))
+    except ValueError:  # expired between add and incr: this one opens it again
+        store.set(key, 1, timeout=seconds)
         return 1
 
 
