@@ -141,6 +141,7 @@ class TxStatus:
     block: BlockRef | None = None
     failed: bool = False  # mined but failed (EVM status 0, a sandbox "fail"/"freeze"): it can never pay
     failure: str = ""  # how it failed, in a word ("failed", "frozen") for the withdrawal's reason
+    fee_paid: Decimal | None = None  # once mined, what it paid the network where the chain says (EVM gas)
 
 
 class ChainUnavailable(Exception):

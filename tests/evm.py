@@ -63,14 +63,14 @@ class EvmChain:
         txid = self.w3.eth.send_transaction(
             {"from": self.payer, "to": Web3.to_checksum_address(to), "value": value}
         )
-        return "0x" + bytes(txid).hex().removeprefix("0x")
+        return Web3.to_hex(txid)
 
     def pay_token(self, to: str, amount: Decimal | str) -> str:
         units = to_units(Decimal(amount), 6)
         txid = self.token.functions.transfer(Web3.to_checksum_address(to), units).transact(
             {"from": self.payer}
         )
-        return "0x" + bytes(txid).hex().removeprefix("0x")
+        return Web3.to_hex(txid)
 
     def fund_hot(self, eth: Decimal | str = "10", tokens: Decimal | str = "0") -> None:
         self.pay(hot_address(), eth)

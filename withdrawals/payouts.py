@@ -286,9 +286,9 @@ def payout_monitor(code: str, *, plan: bool = True) -> None:
         replaced = _in_flight(chain_tx.replacements.filter(kind=ChainTx.Kind.BUMP))
         if status.failed:
             reason = f"The transaction {status.failure or 'failed'} on chain."
-            _settle(chain_tx.pk, ChainTxStatus.FAILED, reason=reason, mined=True)
+            _settle(chain_tx.pk, ChainTxStatus.FAILED, reason=reason, mined=status)
         elif status.confirmations >= needed:
-            _settle(chain_tx.pk, ChainTxStatus.CONFIRMED)
+            _settle(chain_tx.pk, ChainTxStatus.CONFIRMED, mined=status)
         elif replaced:
             continue
         elif not status.known:
@@ -363,7 +363,7 @@ def _follow_child(child: ChainTx, status: TxStatus, needed: int) -> None:
     """A CPFP child pays no withdrawal: its parent decides them. It is re-sent while the node lacks it (after
     its parent, which comes first by key), and closed once mined deep enough or conflicted."""
     if status.confirmations >= needed:
-        _settle(child.pk, ChainTxStatus.CONFIRMED)
+        _settle(child.pk, ChainTxStatus.CONFIRMED, mined=status)
     elif status.failed or status.confirmations < 0:
         _settle(child.pk, ChainTxStatus.FAILED, reason="its parent was replaced or conflicted")
     elif not status.known:
@@ -373,15 +373,17 @@ def _follow_child(child: ChainTx, status: TxStatus, needed: int) -> None:
 
 
 @transaction.atomic
-def _settle(chain_tx_id: int, outcome: str, *, reason: str = "", mined: bool = False) -> None:
-    """Decide a sent transaction's withdrawals by what the chain did with it. A mined one (confirmed, or
-    failed on chain) paid the network: that is booked to the house account in this commit."""
+def _settle(chain_tx_id: int, outcome: str, *, reason: str = "", mined: TxStatus | None = None) -> None:
+    """Decide a sent transaction's withdrawals by what the chain did with it. A `mined` one (confirmed, or
+    failed on chain) paid the network: recorded, and booked to the house account in this commit."""
     chain_tx = ChainTx.objects.select_for_update().get(pk=chain_tx_id)
     if chain_tx.status != ChainTxStatus.BROADCAST:
         return
     chain_tx.status = outcome
-    chain_tx.save(update_fields=["status", "updated_at"])
-    if outcome == ChainTxStatus.CONFIRMED or mined:
+    if mined is not None and mined.fee_paid is not None:
+        chain_tx.fee_paid = mined.fee_paid
+    chain_tx.save(update_fields=["status", "fee_paid", "updated_at"])
+    if mined is not None:
         house_book_network_fee(chain_tx)
     withdrawals = Withdrawal.objects.filter(
         chain_links__chain_tx=chain_tx, status=Withdrawal.Status.PROCESSING

@@ -24,7 +24,6 @@ from decimal import Decimal
 from typing import Any
 
 import requests
-from django.db.models import Q
 from eth_typing import HexStr
 from web3 import Web3
 from web3.exceptions import TransactionNotFound
@@ -42,8 +41,8 @@ from chains.base import (
     UnsignedTx,
     XpubAddressesMixin,
 )
-from chains.evm.config import GWEI, EvmConfig, evm_config
-from chains.evm.node import NATIVE_GAS, WEI, decode_raw, hex_text, hot_address, to_units, transfer_call
+from chains.evm.config import EvmConfig, evm_config
+from chains.evm.node import NATIVE_GAS, coin, decode_raw, hot_address, to_units, transfer_call
 from chains.evm.scanner import EvmScanner
 from chains.models import ChainTx
 from chains.nonces import nonce_next
@@ -74,11 +73,11 @@ class EvmBackend(EvmScanner, XpubAddressesMixin):
             )
         max_fee = 2 * base + tip
         return FeeQuote(
-            rate=Decimal(max_fee) / GWEI,
+            rate=coin(max_fee, 9),
             unit="gwei",
             source="eip1559",
             over_cap=max_fee > config.fee_cap_wei,
-            priority=Decimal(tip) / GWEI,
+            priority=coin(tip, 9),
         )
 
     def build(self, code: str, payments: list[Payment], fee: FeeQuote) -> UnsignedTx:
@@ -87,15 +86,15 @@ class EvmBackend(EvmScanner, XpubAddressesMixin):
         hot = hot_address()
         with self._node(code) as w3:
             call = self.call_for(config, payment.to, payment.amount)
-            if config.contract is not None:
-                self.require_funds(w3, config, hot, {"gas": 0, "maxFeePerGas": 0, "value": 0}, payment.amount)
+            if config.contract is not None:  # before the estimate, which a short token balance would fail
+                self.require_tokens(w3, config, hot, payment.amount)
             if config.contract is None and not w3.eth.get_code(Web3.to_checksum_address(payment.to)):
                 gas = NATIVE_GAS
             else:
                 estimate = w3.eth.estimate_gas({"from": hot, **call})  # type: ignore[typeddict-item]
                 gas = int((Decimal(estimate) * GAS_MARGIN).to_integral_value(rounding="ROUND_UP"))
             tx = self.transaction(config, call, gas=gas, fee=fee, nonce=self.next_nonce(w3, config, hot))
-            self.require_funds(w3, config, hot, tx, payment.amount)
+            self.require_native(w3, config, hot, tx["gas"] * tx["maxFeePerGas"] + tx["value"])
         return self.unsigned(code, tx, purpose="payout", ref=payment.key, payments=(payment,), sender=hot)
 
     def call_for(self, config: EvmConfig, to: str, amount: Decimal) -> dict[str, Any]:
@@ -109,8 +108,8 @@ class EvmBackend(EvmScanner, XpubAddressesMixin):
             "chainId": config.chain_id,
             "nonce": nonce,
             "gas": gas,
-            "maxFeePerGas": int(fee.rate * GWEI),
-            "maxPriorityFeePerGas": int((fee.priority or Decimal(0)) * GWEI),
+            "maxFeePerGas": to_units(fee.rate, 9),
+            "maxPriorityFeePerGas": to_units(fee.priority or Decimal(0), 9),
             **call,
         }
 
@@ -126,7 +125,7 @@ class EvmBackend(EvmScanner, XpubAddressesMixin):
         index: int | None = None,
     ) -> UnsignedTx:
         payload = json.dumps({"purpose": purpose, "ref": ref, "index": index, "tx": tx}, sort_keys=True)
-        fee = Decimal(tx["gas"] * tx["maxFeePerGas"]) / WEI
+        fee = coin(tx["gas"] * tx["maxFeePerGas"])
         return UnsignedTx(
             code=code, payload=payload, payments=payments, fee=fee, sender=sender, nonce=tx["nonce"]
         )
@@ -142,21 +141,17 @@ class EvmBackend(EvmScanner, XpubAddressesMixin):
             raise NonceConflict(f"{sender} has sent {mined} transactions, Kassa signed {stored}")
         return stored
 
-    def require_funds(
-        self, w3: Web3, config: EvmConfig, sender: str, tx: dict[str, Any], amount: Decimal
-    ) -> None:
-        sender = Web3.to_checksum_address(sender)
-        gas_cost = tx["gas"] * tx["maxFeePerGas"]
-        native = int(w3.eth.get_balance(sender))
-        if config.contract is None:
-            if native < gas_cost + tx["value"]:
-                raise InsufficientFunds(f"{sender} holds {Decimal(native) / WEI} {config.code}")
-            return
+    def require_tokens(self, w3: Web3, config: EvmConfig, sender: str, amount: Decimal) -> None:
         held = self.token_balance(w3, config, sender)
         if held < to_units(amount, config.decimals):
-            raise InsufficientFunds(f"{sender} holds {Decimal(held).scaleb(-config.decimals)} {config.code}")
-        if native < gas_cost:
-            raise InsufficientFunds(f"{sender} holds {Decimal(native) / WEI} of the native coin for gas")
+            raise InsufficientFunds(f"{sender} holds {coin(held, config.decimals)} {config.code}")
+
+    def require_native(self, w3: Web3, config: EvmConfig, sender: str, wei: int) -> None:
+        """`sender` holds `wei` of the native coin (a native payout's value and gas, a token payout's gas)."""
+        native = int(w3.eth.get_balance(Web3.to_checksum_address(sender)))
+        if native < wei:
+            what = config.code if config.contract is None else "the native coin for gas"
+            raise InsufficientFunds(f"{sender} holds {coin(native)} of {what}")
 
     def signer(self, code: str) -> Any:
         from chains.evm.signer import get_signer
@@ -200,20 +195,14 @@ class EvmBackend(EvmScanner, XpubAddressesMixin):
             except TransactionNotFound:
                 return TxStatus(confirmations=0, known=False)
             return TxStatus(confirmations=0, known=True)
-        block = BlockRef(int(receipt["blockNumber"]), hex_text(receipt["blockHash"]))
-        self._record_fee(txid, receipt)
+        block = BlockRef(int(receipt["blockNumber"]), Web3.to_hex(receipt["blockHash"]))
         return TxStatus(
             confirmations=tip - block.height + 1,
             known=True,
             block=block,
             failed=receipt["status"] != 1,
             failure="failed" if receipt["status"] != 1 else "",
-        )
-
-    def _record_fee(self, txid: str, receipt: Any) -> None:
-        paid = Decimal(int(receipt["gasUsed"]) * int(receipt.get("effectiveGasPrice") or 0)) / WEI
-        ChainTx.objects.filter(txid=txid).filter(Q(fee_paid__isnull=True) | ~Q(fee_paid=paid)).update(
-            fee_paid=paid
+            fee_paid=coin(int(receipt["gasUsed"]) * int(receipt.get("effectiveGasPrice") or 0)),
         )
 
     def spendable(self, code: str) -> Decimal:
@@ -221,8 +210,8 @@ class EvmBackend(EvmScanner, XpubAddressesMixin):
         with self._node(code) as w3:
             hot = hot_address()
             if config.contract is None:
-                return Decimal(int(w3.eth.get_balance(Web3.to_checksum_address(hot)))) / WEI
-            return Decimal(self.token_balance(w3, config, hot)).scaleb(-config.decimals)
+                return coin(int(w3.eth.get_balance(Web3.to_checksum_address(hot))))
+            return coin(self.token_balance(w3, config, hot), config.decimals)
 
     def hot_address(self) -> str:
         return hot_address()
@@ -230,7 +219,7 @@ class EvmBackend(EvmScanner, XpubAddressesMixin):
     def gas_tank(self, code: str) -> Decimal:
         """The hot address's native coin, which pays every payout's and top-up's gas."""
         with self._node(code) as w3:
-            return Decimal(int(w3.eth.get_balance(Web3.to_checksum_address(hot_address())))) / WEI
+            return coin(int(w3.eth.get_balance(Web3.to_checksum_address(hot_address()))))
 
     def bump(self, code: str, txid: str, fee: FeeQuote) -> SignedTx | None:
         """The same transaction (same nonce) offering higher fees: at least REPLACE_FACTOR times the old ones
@@ -240,8 +229,8 @@ class EvmBackend(EvmScanner, XpubAddressesMixin):
             return None
         config = evm_config(code)
         tx = decode_raw(original.raw)
-        max_fee = max(_up(tx["maxFeePerGas"] * REPLACE_FACTOR), int(fee.rate * GWEI))
-        tip = max(_up(tx["maxPriorityFeePerGas"] * REPLACE_FACTOR), int((fee.priority or 0) * GWEI))
+        max_fee = max(_up(tx["maxFeePerGas"] * REPLACE_FACTOR), to_units(fee.rate, 9))
+        tip = max(_up(tx["maxPriorityFeePerGas"] * REPLACE_FACTOR), to_units(fee.priority or Decimal(0), 9))
         if max_fee > config.fee_cap_wei:
             return None
         tx.update(maxFeePerGas=max_fee, maxPriorityFeePerGas=min(tip, max_fee))

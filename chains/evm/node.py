@@ -9,8 +9,6 @@ from decimal import ROUND_DOWN, Decimal
 from typing import Any
 
 import requests
-from eth_abi import decode as abi_decode
-from eth_abi import encode as abi_encode
 from eth_account.typed_transactions import TypedTransaction
 from hexbytes import HexBytes
 from web3 import Web3
@@ -18,11 +16,13 @@ from web3 import Web3
 from chains.base import BlockRef, ChainUnavailable
 from chains.derivation import derive_internal_address
 from chains.evm.config import EvmConfig, chain_codes, evm_config
+from chains.evm.contracts import ERC20_ABI
 from payments.assets import get_asset
+from payments.money import quantize
 
-TRANSFER_TOPIC = "0x" + Web3.keccak(text="Transfer(address,address,uint256)").hex().removeprefix("0x")
-TRANSFER_SELECTOR = bytes(Web3.keccak(text="transfer(address,uint256)")[:4])
-WEI = Decimal(10) ** 18
+# Encodes and decodes the ERC-20 calls and events the backend uses (no node needed for that).
+ERC20 = Web3().eth.contract(abi=ERC20_ABI)
+TRANSFER_TOPIC = str(ERC20.events.Transfer().topic)  # "0x" + keccak of the signature
 NATIVE_GAS = 21_000
 
 
@@ -38,13 +38,14 @@ def to_units(amount: Decimal, decimals: int) -> int:
     return int(units)
 
 
+def coin(units: int, decimals: int = 18) -> Decimal:
+    """`units` of the chain's smallest unit (wei; 9 decimals: gwei) in the coin, exactly."""
+    return Decimal(units).scaleb(-decimals)
+
+
 def from_units(units: int, decimals: int, places: int) -> Decimal:
     """An amount in the coin, cut to the asset's `places` (ROUND_DOWN: never credit more than arrived)."""
-    return (Decimal(units).scaleb(-decimals)).quantize(Decimal(1).scaleb(-places), rounding=ROUND_DOWN)
-
-
-def token_transfer_data(to: str, units: int) -> str:
-    return "0x" + (TRANSFER_SELECTOR + abi_encode(["address", "uint256"], [to, units])).hex()
+    return quantize(coin(units, decimals), decimals=places, rounding=ROUND_DOWN)
 
 
 def transfer_call(config: EvmConfig, to: str, amount: Decimal) -> dict[str, Any]:
@@ -56,7 +57,7 @@ def transfer_call(config: EvmConfig, to: str, amount: Decimal) -> dict[str, Any]
     return {
         "to": Web3.to_checksum_address(config.contract),
         "value": 0,
-        "data": token_transfer_data(to, units),
+        "data": ERC20.encode_abi("transfer", args=[to, units]),
     }
 
 
@@ -95,7 +96,7 @@ class EvmNode:
     def tip(self, code: str) -> BlockRef:
         with self._node(code) as w3:
             block = w3.eth.get_block("latest")
-        return BlockRef(int(block["number"]), hex_text(block["hash"]))
+        return BlockRef(int(block["number"]), Web3.to_hex(block["hash"]))
 
     def cursor_at(self, code: str, height: int) -> dict[str, Any]:
         return {"height": max(height, -1), "blocks": []}
@@ -105,10 +106,8 @@ class EvmNode:
         return template.format(txid=txid) if evm_config(code).chain_id in (1, 56) and template else txid
 
     def token_balance(self, w3: Web3, config: EvmConfig, owner: str) -> int:
-        data = "0x70a08231" + abi_encode(["address"], [Web3.to_checksum_address(owner)]).hex()
-        answer = w3.eth.call({"to": Web3.to_checksum_address(config.contract or ""), "data": data})  # type: ignore[typeddict-item]
-        [units] = abi_decode(["uint256"], bytes(answer))
-        return int(units)
+        token = w3.eth.contract(address=Web3.to_checksum_address(config.contract or ""), abi=ERC20_ABI)
+        return int(token.functions.balanceOf(Web3.to_checksum_address(owner)).call())
 
 
 def decode_raw(raw: str) -> dict[str, Any]:
@@ -126,8 +125,3 @@ def decode_raw(raw: str) -> dict[str, Any]:
         "value": int(fields["value"]),
         "data": "0x" + bytes(fields["data"]).hex(),
     }
-
-
-def hex_text(value: Any) -> str:
-    text = value.hex() if isinstance(value, (bytes, bytearray)) else str(value)
-    return text if text.startswith("0x") else "0x" + text

@@ -23,7 +23,7 @@ from django.db.models import Q
 from web3 import Web3
 
 from chains.evm.config import EvmConfig, evm_config
-from chains.evm.node import WEI, hot_address, transfer_call
+from chains.evm.node import coin, hot_address, transfer_call
 from chains.models import ChainTx, ChainTxStatus, Sweep
 from payments.money import number_text
 from withdrawals.models import Withdrawal
@@ -72,7 +72,7 @@ def check(code: str, payload: str | dict[str, Any]) -> Approved:
         )
     if purpose == "topup":
         _topup(config, tx, ref)
-        return Approved(*HOT, hot_address(), tx, config.code, purpose, ref, Decimal(tx["value"]) / WEI)
+        return Approved(*HOT, hot_address(), tx, config.code, purpose, ref, coin(tx["value"]))
     if purpose == "sweep":
         sweep = _sweep(config, tx, ref)
         return Approved(0, sweep.derivation_index, sweep.address, tx, config.code, purpose, ref, sweep.amount)
@@ -145,7 +145,7 @@ def _topup(config: EvmConfig, tx: dict[str, Any], ref: str) -> None:
     sweep = _stored_sweep(config, ref, Sweep.Status.TOPUP)
     if tx["to"].lower() != sweep.address or tx["data"] not in ("0x", "") or config.contract is None:
         raise SignRefused("a top-up sends only native coin to the deposit address of a token sweep")
-    if Decimal(tx["value"]) / WEI > config.topup_cap:
+    if coin(tx["value"]) > config.topup_cap:
         raise SignRefused(f"the top-up is over the cap {number_text(config.topup_cap)}")
     if sweep.topup_tx is not None and sweep.topup_tx.nonce != tx["nonce"]:
         raise SignRefused(f"sweep {sweep.pk} has its top-up already")

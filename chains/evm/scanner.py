@@ -7,14 +7,13 @@ import logging
 from decimal import Decimal
 from typing import Any
 
-from eth_abi import decode as abi_decode
 from eth_typing import HexStr
 from web3 import Web3
 from web3.exceptions import BlockNotFound, TransactionNotFound, Web3Exception
 
-from chains.base import DROPPED, FAILED, BlockRef, ChainTransfer, ScanResult, TransferKey
+from chains.base import DROPPED, FAILED, PENDING, BlockRef, ChainTransfer, ScanResult, TransferKey
 from chains.evm.config import EvmConfig, evm_config
-from chains.evm.node import TRANSFER_TOPIC, EvmNode, from_units, hex_text
+from chains.evm.node import ERC20, TRANSFER_TOPIC, EvmNode, from_units
 from payments.assets import all_assets, get_asset
 from payments.models import Deposit, DepositAddress
 
@@ -31,7 +30,7 @@ class EvmScanner(EvmNode):
         codes = self.scan_codes(code)
         with self._node(code) as w3:
             tip = w3.eth.get_block("latest")
-            tip_ref = BlockRef(int(tip["number"]), hex_text(tip["hash"]))
+            tip_ref = BlockRef(int(tip["number"]), Web3.to_hex(tip["hash"]))
             if cursor is None:
                 cursor = self.cursor_at(code, tip_ref.height - FIRST_SCAN_BLOCKS)
             start = self._fork(w3, cursor) + 1
@@ -44,7 +43,7 @@ class EvmScanner(EvmNode):
             hashes: dict[int, str] = {}
             headers = self._blocks(w3, start, end, full=any(evm_config(c).contract is None for c in codes))
             for block in headers:
-                hashes[int(block["number"])] = hex_text(block["hash"])
+                hashes[int(block["number"])] = Web3.to_hex(block["hash"])
             for token_code in codes:
                 config = evm_config(token_code)
                 if config.contract is None:
@@ -70,7 +69,7 @@ class EvmScanner(EvmNode):
                 block = w3.eth.get_block(stored_height)
             except BlockNotFound:
                 continue  # the new branch is shorter: this height is gone too
-            if hex_text(block["hash"]) == stored_hash:
+            if Web3.to_hex(block["hash"]) == stored_hash:
                 if stored_height < height:
                     logger.warning(
                         "evm: reorg below height %s; rescanning from %s", height, stored_height + 1
@@ -96,12 +95,12 @@ class EvmScanner(EvmNode):
             ]
             if not matches:
                 continue
-            ok = self._succeeded(w3, block, [hex_text(tx["hash"]) for tx in matches])
-            ref = BlockRef(int(block["number"]), hex_text(block["hash"]))
+            ok = self._succeeded(w3, block, [Web3.to_hex(tx["hash"]) for tx in matches])
+            ref = BlockRef(int(block["number"]), Web3.to_hex(block["hash"]))
             found += [
                 self._native_transfer(config, tx, ref, tip)
                 for tx in matches
-                if ok.get(hex_text(tx["hash"]), False)
+                if ok.get(Web3.to_hex(tx["hash"]), False)
             ]
         return found
 
@@ -109,7 +108,7 @@ class EvmScanner(EvmNode):
         asset = get_asset(config.code)
         return ChainTransfer(
             code=config.code,
-            txid=hex_text(tx["hash"]),
+            txid=Web3.to_hex(tx["hash"]),
             output_index=0,
             address=str(tx["to"]),
             tag="",
@@ -131,9 +130,9 @@ class EvmScanner(EvmNode):
             else:
                 wanted = set(txids)
                 return {
-                    hex_text(r["transactionHash"]): r["status"] == 1
+                    Web3.to_hex(r["transactionHash"]): r["status"] == 1
                     for r in receipts
-                    if hex_text(r["transactionHash"]) in wanted
+                    if Web3.to_hex(r["transactionHash"]) in wanted
                 }
         return {txid: w3.eth.get_transaction_receipt(HexStr(txid))["status"] == 1 for txid in txids}
 
@@ -169,14 +168,14 @@ class EvmScanner(EvmNode):
             for log in logs
             if not log.get("removed")
             and len(log["topics"]) == 3
-            and "0x" + hex_text(log["topics"][2])[-40:] in watched
+            and Web3.to_hex(log["topics"][2][-20:]) in watched  # the recipient
         ]
         # Receipts only for the transactions that pay us (contract-wide, most logs are someone else's).
-        positions = self._log_positions(w3, {hex_text(log["transactionHash"]) for log in ours})
+        positions = self._log_positions(w3, {Web3.to_hex(log["transactionHash"]) for log in ours})
         found = []
         for log in ours:
             height = int(log["blockNumber"])
-            block = BlockRef(height, hashes.get(height) or hex_text(log["blockHash"]))
+            block = BlockRef(height, hashes.get(height) or Web3.to_hex(log["blockHash"]))
             transfer = self._token_transfer(config, log, positions, block, tip)
             # Zero-value transfers (address-poisoning spam) and dust below the asset's places move nothing.
             if transfer.amount > 0:
@@ -186,17 +185,17 @@ class EvmScanner(EvmNode):
     def _token_transfer(
         self, config: EvmConfig, log: Any, positions: dict[tuple[str, int], int], block: BlockRef, tip: int
     ) -> ChainTransfer:
-        txid = hex_text(log["transactionHash"])
-        [units] = abi_decode(["uint256"], bytes(log["data"]))
+        txid = Web3.to_hex(log["transactionHash"])
+        event = ERC20.events.Transfer().process_log(log)["args"]
         return ChainTransfer(
             code=config.code,
             txid=txid,
             output_index=positions[(txid, int(log["logIndex"]))],
-            address=Web3.to_checksum_address("0x" + hex_text(log["topics"][2])[-40:]),
+            address=event["to"],
             tag="",
-            amount=from_units(int(units), config.decimals, get_asset(config.code).chain_decimals),
+            amount=from_units(int(event["value"]), config.decimals, get_asset(config.code).chain_decimals),
             confirmations=tip - block.height + 1,
-            from_address=Web3.to_checksum_address("0x" + hex_text(log["topics"][1])[-40:]),
+            from_address=event["from"],
             block=block,
         )
 
@@ -234,7 +233,7 @@ class EvmScanner(EvmNode):
             return [self._recheck(w3, config, key, tip) for key in keys]
 
     def _recheck(self, w3: Web3, config: EvmConfig, key: TransferKey, tip: int) -> ChainTransfer:
-        gone = ChainTransfer(key.code, key.txid, key.output_index, "", "", Decimal(0), 0, state=DROPPED)
+        gone = _state_of(key, DROPPED)
         try:
             receipt = w3.eth.get_transaction_receipt(HexStr(key.txid))
         except TransactionNotFound:
@@ -247,10 +246,10 @@ class EvmScanner(EvmNode):
             if config.contract is None:
                 return self._native_transfer(config, pending, None, tip)
             # A token transfer back in the mempool: open, at 0 confirmations, until it is mined again.
-            return ChainTransfer(key.code, key.txid, key.output_index, "", "", Decimal(0), 0)
-        block = BlockRef(int(receipt["blockNumber"]), hex_text(receipt["blockHash"]))
+            return _state_of(key, PENDING)
+        block = BlockRef(int(receipt["blockNumber"]), Web3.to_hex(receipt["blockHash"]))
         if receipt["status"] != 1:
-            return ChainTransfer(key.code, key.txid, key.output_index, "", "", Decimal(0), 0, state=FAILED)
+            return _state_of(key, FAILED)
         if config.contract is None:
             return self._native_transfer(config, w3.eth.get_transaction(HexStr(key.txid)), block, tip)
         logs = receipt["logs"]
@@ -259,6 +258,11 @@ class EvmScanner(EvmNode):
         log = logs[key.output_index]
         positions = {(key.txid, int(log["logIndex"])): key.output_index}
         return self._token_transfer(config, log, positions, block, tip)
+
+
+def _state_of(key: TransferKey, state: str) -> ChainTransfer:
+    """What a recheck says of a recorded transfer when only its state matters (at 0 confirmations)."""
+    return ChainTransfer(key.code, key.txid, key.output_index, "", "", Decimal(0), 0, state=state)
 
 
 def _watched() -> set[str]:

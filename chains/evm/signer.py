@@ -33,12 +33,13 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import close_old_connections
 from eth_account import Account
+from web3 import Web3
 from web3.exceptions import TransactionNotFound
 
 from chains.base import PayoutHeld, SignedTx, UnsignedTx
 from chains.derivation import DEVELOPMENT_MNEMONIC, derive_address, derive_internal_address
 from chains.evm.config import evm_config
-from chains.evm.node import WEI
+from chains.evm.node import coin
 from chains.evm.policy import Approved, SignRefused, check
 from payments.money import number_text
 
@@ -208,12 +209,12 @@ class LocalSigner:
         with self.journal.lock:
             self.journal.admit(approved)
             signed = key.sign_transaction(approved.tx)
-            txid = "0x" + bytes(signed.hash).hex().removeprefix("0x")
+            txid = Web3.to_hex(signed.hash)
             self.journal.record(approved, txid)
         fee = _max_fee(approved.tx)  # what the signed transaction can pay at most, whatever was asked
         return SignedTx(
             txid=txid,
-            raw="0x" + bytes(signed.raw_transaction).hex().removeprefix("0x"),
+            raw=Web3.to_hex(signed.raw_transaction),
             fee=fee,
             sender=key.address,
             nonce=approved.tx["nonce"],
@@ -222,7 +223,7 @@ class LocalSigner:
 
 
 def _max_fee(tx: dict[str, Any]) -> Decimal:
-    return Decimal(tx["gas"] * tx["maxFeePerGas"]) / WEI
+    return coin(tx["gas"] * tx["maxFeePerGas"])
 
 
 class SocketSigner:

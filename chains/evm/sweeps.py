@@ -18,7 +18,9 @@ costs at the quoted fee, less what the address holds.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from decimal import Decimal
+from functools import cache, partial
 from typing import Any
 
 from django.db import transaction
@@ -28,8 +30,8 @@ from web3 import Web3
 from alerts.services import alert_raise
 from chains.base import ChainUnavailable, FeeQuote, Outcome, PayoutHeld, SignedTx, get_backend
 from chains.evm.backend import EvmBackend
-from chains.evm.config import GWEI, evm_config
-from chains.evm.node import NATIVE_GAS, WEI, hot_address
+from chains.evm.config import evm_config
+from chains.evm.node import NATIVE_GAS, coin, from_units, hot_address, to_units
 from chains.house import house_book_network_fee
 from chains.models import ChainTx, ChainTxStatus, Sweep
 from chains.nonces import nonce_take
@@ -56,9 +58,10 @@ def evm_sweep(code: str) -> None:
     enough. One sweep that fails is logged and the others go on; an unreachable node stops the round."""
     backend = get_backend(code)
     assert isinstance(backend, EvmBackend)
+    quote = cache(partial(backend.quote_fee, code))  # asked of the node once per round, when needed
     for sweep in Sweep.objects.filter(code=code, status__in=OPEN).order_by("pk"):
         try:
-            _step(backend, sweep)
+            _step(backend, sweep, quote)
         except ChainUnavailable:
             raise
         except PayoutHeld as exc:  # the signer is down, the fee over the cap...: the next round tries again
@@ -69,7 +72,7 @@ def evm_sweep(code: str) -> None:
             Sweep.objects.filter(pk=sweep.pk).update(last_error=str(exc)[:500])
     for address, index in _candidates(code):
         try:
-            _open(backend, code, address, index)
+            _open(backend, code, address, index, quote())
         except ChainUnavailable:
             raise
         except Exception:
@@ -102,33 +105,23 @@ def _candidates(code: str) -> list[tuple[str, int]]:
     return sorted(indexes)
 
 
-def _open(backend: EvmBackend, code: str, address: str, index: int) -> Sweep | None:
+def _open(backend: EvmBackend, code: str, address: str, index: int, fee: FeeQuote) -> Sweep | None:
     """sweep_open: a sweep of what `address` holds, if at least `sweep_min`; TOPUP when a token address
     lacks the gas of its transfer."""
     config = evm_config(code)
-    fee = backend.quote_fee(code)
     if fee.over_cap:
         return None  # waits for a lower fee: nothing is stored
     w3 = backend.w3(code)
     owner = Web3.to_checksum_address(address)
     native = int(w3.eth.get_balance(owner))
-    max_fee = int(fee.rate * GWEI)
+    max_fee = to_units(fee.rate, 9)
     if config.contract is None:
-        units = native - NATIVE_GAS * max_fee
-        amount = Decimal(units) / WEI if units > 0 else Decimal(0)
+        amount = coin(max(native - NATIVE_GAS * max_fee, 0))
         status = Sweep.Status.READY
     else:
         held = backend.token_balance(w3, config, owner)
-        amount = (
-            Decimal(held)
-            .scaleb(-config.decimals)
-            .quantize(Decimal(1).scaleb(-get_asset(code).chain_decimals), rounding="ROUND_DOWN")
-        )
-        status = (
-            Sweep.Status.TOPUP
-            if native < _token_gas(backend, code, owner, amount) * max_fee
-            else Sweep.Status.READY
-        )
+        amount = from_units(held, config.decimals, get_asset(code).chain_decimals)
+        status = Sweep.Status.TOPUP if native < TOKEN_SWEEP_GAS * max_fee else Sweep.Status.READY
     if amount < config.sweep_min:
         return None
     sweep = Sweep.objects.create(
@@ -138,33 +131,25 @@ def _open(backend: EvmBackend, code: str, address: str, index: int) -> Sweep | N
     return sweep
 
 
-def _token_gas(backend: EvmBackend, code: str, owner: str, amount: Decimal) -> int:
-    """The gas limit of a token sweep: a fixed TOKEN_SWEEP_GAS (a node cannot estimate a transfer from an
-    address that holds no gas yet, and the top-up must be known before that address holds any)."""
-    return TOKEN_SWEEP_GAS
-
-
-def _step(backend: EvmBackend, sweep: Sweep) -> None:
+def _step(backend: EvmBackend, sweep: Sweep, quote: Callable[[], FeeQuote]) -> None:
     if sweep.status == Sweep.Status.TOPUP:
         if sweep.topup_tx is None:
-            _send_topup(backend, sweep)
+            _send_topup(backend, sweep, quote())
         else:
             _follow(backend, sweep, sweep.topup_tx, on_mined=sweep_funded)
     elif sweep.status == Sweep.Status.READY:
-        _send_sweep(backend, sweep)
+        _send_sweep(backend, sweep, quote())
     elif sweep.sweep_tx is not None:
         _follow(backend, sweep, sweep.sweep_tx, on_mined=sweep_done)
 
 
-def _send_topup(backend: EvmBackend, sweep: Sweep) -> None:
+def _send_topup(backend: EvmBackend, sweep: Sweep, fee: FeeQuote) -> None:
     code, config = sweep.code, evm_config(sweep.code)
-    fee = backend.quote_fee(code)
     if fee.over_cap:
         return  # waits for a lower fee: nothing is signed
     w3, owner = backend.w3(code), Web3.to_checksum_address(sweep.address)
-    need = _token_gas(backend, code, owner, sweep.amount) * int(fee.rate * GWEI) - int(
-        w3.eth.get_balance(owner)
-    )
+    # Exactly the gas of the sweep at the fee offered, less what the address already holds.
+    need = TOKEN_SWEEP_GAS * to_units(fee.rate, 9) - int(w3.eth.get_balance(owner))
     if need <= 0:
         sweep_funded(sweep.pk)
         return
@@ -177,23 +162,20 @@ def _send_topup(backend: EvmBackend, sweep: Sweep) -> None:
         _send(backend, code, signed)
 
 
-def _send_sweep(backend: EvmBackend, sweep: Sweep) -> None:
+def _send_sweep(backend: EvmBackend, sweep: Sweep, fee: FeeQuote) -> None:
     code, config = sweep.code, evm_config(sweep.code)
-    fee = backend.quote_fee(code)
     if fee.over_cap:
         return  # waits for a lower fee: nothing is signed
     w3, owner = backend.w3(code), Web3.to_checksum_address(sweep.address)
     native = int(w3.eth.get_balance(owner))
     call = backend.call_for(config, hot_address(), sweep.amount)
-    gas = NATIVE_GAS if config.contract is None else _token_gas(backend, code, owner, sweep.amount)
-    # What the address holds beyond the amount pays the gas: the fee offered never spends more.
-    max_fee = min(int(fee.rate * GWEI), (native - call["value"]) // gas)
-    priority = min(int((fee.priority or Decimal(0)) * GWEI), max_fee)
+    gas = NATIVE_GAS if config.contract is None else TOKEN_SWEEP_GAS
+    # What the address holds beyond the amount pays the gas (ROUND_DOWN: the fee never spends more).
+    max_fee = min(to_units(fee.rate, 9), (native - call["value"]) // gas)
+    priority = min(to_units(fee.priority or Decimal(0), 9), max_fee)
     if max_fee <= 0:
         raise ValueError(f"{sweep.address} cannot pay the gas of its sweep")
-    quote = FeeQuote(
-        rate=Decimal(max_fee) / GWEI, unit="gwei", source=fee.source, priority=Decimal(priority) / GWEI
-    )
+    quote = FeeQuote(rate=coin(max_fee, 9), unit="gwei", source=fee.source, priority=coin(priority, 9))
     tx = backend.transaction(config, call, gas=gas, fee=quote, nonce=backend.next_nonce(w3, config, owner))
     unsigned = backend.unsigned(
         code,
@@ -225,9 +207,9 @@ def _follow(backend: EvmBackend, sweep: Sweep, chain_tx: ChainTx, *, on_mined: A
         _send(backend, sweep.code, SignedTx(txid=chain_tx.txid, raw=chain_tx.raw, fee=chain_tx.fee))
     elif status.failed:
         reason = f"{chain_tx.kind} {chain_tx.txid} failed on chain (status 0)"
-        sweep_failed(sweep.pk, reason, failed=chain_tx.pk)
+        sweep_failed(sweep.pk, reason, failed=chain_tx.pk, fee_paid=status.fee_paid)
     elif status.confirmations >= 1:
-        on_mined(sweep.pk)
+        on_mined(sweep.pk, fee_paid=status.fee_paid)
 
 
 def _store(sweep: Sweep, signed: SignedTx, kind: str) -> ChainTx | None:
@@ -250,10 +232,11 @@ def _store(sweep: Sweep, signed: SignedTx, kind: str) -> ChainTx | None:
     )
 
 
-def _mined(chain_tx: ChainTx, outcome: str, *, error: str = "") -> None:
-    """A sweep's transaction was mined: its status, and the gas it paid booked to the house account."""
+def _mined(chain_tx: ChainTx, outcome: str, fee_paid: Decimal | None, *, error: str = "") -> None:
+    """A sweep's transaction was mined: its status and the gas it paid, booked to the house account."""
     chain_tx.status, chain_tx.last_error = outcome, error[:500]
-    chain_tx.save(update_fields=["status", "last_error", "updated_at"])
+    chain_tx.fee_paid = fee_paid if fee_paid is not None else chain_tx.fee_paid
+    chain_tx.save(update_fields=["status", "last_error", "fee_paid", "updated_at"])
     house_book_network_fee(chain_tx)
 
 
@@ -276,12 +259,12 @@ def sweep_topup_stored(sweep_id: int, signed: SignedTx) -> bool:
 
 
 @transaction.atomic
-def sweep_funded(sweep_id: int) -> None:
+def sweep_funded(sweep_id: int, *, fee_paid: Decimal | None = None) -> None:
     sweep = _locked(sweep_id, "sweep_funded")
     if sweep is None:
         return
     if sweep.topup_tx is not None:
-        _mined(sweep.topup_tx, ChainTxStatus.CONFIRMED)
+        _mined(sweep.topup_tx, ChainTxStatus.CONFIRMED, fee_paid)
     _move(sweep, "sweep_funded")
 
 
@@ -303,23 +286,23 @@ def _stored(sweep_id: int, signed: SignedTx, transition: str, kind: str, field: 
 
 
 @transaction.atomic
-def sweep_done(sweep_id: int) -> None:
+def sweep_done(sweep_id: int, *, fee_paid: Decimal | None = None) -> None:
     sweep = _locked(sweep_id, "sweep_done")
     if sweep is None:
         return
     if sweep.sweep_tx is not None:
-        _mined(sweep.sweep_tx, ChainTxStatus.CONFIRMED)
+        _mined(sweep.sweep_tx, ChainTxStatus.CONFIRMED, fee_paid)
     _move(sweep, "sweep_done", last_error="")
     logger.info("sweep %s done: %s %s at the hot address", sweep.pk, sweep.amount, sweep.code)
 
 
 @transaction.atomic
-def sweep_failed(sweep_id: int, reason: str, *, failed: int) -> None:
+def sweep_failed(sweep_id: int, reason: str, *, failed: int, fee_paid: Decimal | None = None) -> None:
     """The sweep's transaction `failed` was mined with status 0: it paid its gas and moved nothing."""
     sweep = _locked(sweep_id, "sweep_failed")
     if sweep is None:
         return
-    _mined(ChainTx.objects.select_for_update().get(pk=failed), ChainTxStatus.FAILED, error=reason)
+    _mined(ChainTx.objects.select_for_update().get(pk=failed), ChainTxStatus.FAILED, fee_paid, error=reason)
     _move(sweep, "sweep_failed", last_error=reason[:500])
     alert_raise(
         kind="sweep_failed",
