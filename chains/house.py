@@ -54,6 +54,11 @@ def house_fees(codes: list[str] | None = None) -> list[FeeRow]:
     return [_row(code) for code in chosen]
 
 
+def house_paid(code: str) -> Decimal:
+    """All the house account paid the network for `code`'s transactions, in its fee coin."""
+    return exact_sum(HouseEntry.objects.filter(code=code).values_list("amount", flat=True))
+
+
 def _row(code: str) -> FeeRow:
     done = Withdrawal.objects.filter(code=code, status=Withdrawal.Status.DONE)
     entries = HouseEntry.objects.filter(code=code)

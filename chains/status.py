@@ -8,7 +8,8 @@ from decimal import Decimal
 from alerts.models import Alert
 from alerts.services import open_alerts
 from chains.base import ChainUnavailable, get_backend, is_offered
-from chains.models import ChainCursor, HouseEntry
+from chains.house import house_paid
+from chains.models import ChainCursor
 from chains.scanning import scanned_with
 from payments.assets import all_assets
 from payments.money import exact_sum
@@ -67,13 +68,8 @@ def _status(code: str) -> CodeStatus:
         paused_reason=cursor.paused_reason if cursor else "",
         spendable=None if spendable is None or not spendable.is_finite() else spendable,
         gas_tank=gas_tank,
-        gas_paid=None if getattr(backend, "gas_tank", None) is None else _gas_paid(code),
+        gas_paid=None if getattr(backend, "gas_tank", None) is None else house_paid(code),
         hot_address=str(getattr(backend, "hot_address", lambda: "")()),
         pending_payouts=exact_sum(pending.values_list("amount", flat=True)),
         alerts=open_alerts(about=code),
     )
-
-
-def _gas_paid(code: str) -> Decimal:
-    """What the house account paid the network for this code's transactions (chains.house)."""
-    return exact_sum(HouseEntry.objects.filter(code=code).values_list("amount", flat=True))

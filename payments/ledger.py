@@ -322,7 +322,7 @@ def ledger_hold_many(
 def _still_locked(locked: Mapping[str, Account] | None, company_id: CompanyId, code: str) -> Account | None:
     """The caller's locked account of `code`, when it passed one (and it is this company's)."""
     account = (locked or {}).get(code)
-    if account is not None and (account.company_id != company_id or account.code != code):
+    if account is not None and (str(account.company_id) != str(company_id) or account.code != code):
         raise ValueError(f"the locked account passed for {code} is not company {company_id}'s {code} account")
     return account
 
