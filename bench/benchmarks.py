@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from bench import wrk
 from bench.core import BenchContext, Result, benchmark, with_ratios
-from bench.endpoints import BASELINE, ENDPOINTS, HttpEndpoint
+from bench.endpoints import BASELINE, BENCH_BTC_ADDRESS, ENDPOINTS, HttpEndpoint
 
 
 @benchmark
@@ -25,7 +25,7 @@ def http_endpoints(ctx: BenchContext) -> list[Result]:
     wrk_path = wrk.ensure_wrk()
     results = []
     placeholders = {"invoice_id": _filled_invoice(ctx), "baseline_row": _baseline_row(ctx)}
-    _fund_for_withdrawals(ctx)
+    _fund_quietly(ctx, "btc", Decimal(1000), "http-withdrawals")  # enough for every request wrk can make
     for index, raw_endpoint in enumerate(ENDPOINTS):
         endpoint = replace(raw_endpoint, path=raw_endpoint.path.format(**placeholders))
         body = None if endpoint.body is None else json.dumps(endpoint.body)
@@ -65,8 +65,9 @@ def _baseline_row(ctx: BenchContext) -> str:
     return str(BaselineRow.objects.create(company_id=ctx.company_id).pk)
 
 
-def _fund_for_withdrawals(ctx: BenchContext) -> None:
-    """Enough btc for every single-withdrawal request wrk can make; webhooks recorded, never delivered."""
+def _fund_quietly(ctx: BenchContext, code: str, amount: Decimal, purpose: str) -> None:
+    """Credit the bench merchant `amount` of `code` for withdrawals, and take its webhook URL away: their
+    events are recorded (skipped), with no delivery traffic in the measurement."""
     import secrets
 
     from payments.ledger import ledger_credit
@@ -75,10 +76,10 @@ def _fund_for_withdrawals(ctx: BenchContext) -> None:
     Company.objects.filter(pk=ctx.company_id).update(webhook_url="")
     ledger_credit(
         company_id=ctx.company_id,
-        code="btc",
-        amount=Decimal(1000),
+        code=code,
+        amount=amount,
         kind=LedgerEntry.Kind.ADJUSTMENT,
-        reference=f"bench-http-withdrawals:{secrets.token_hex(4)}",
+        reference=f"bench-{purpose}:{secrets.token_hex(4)}",
     )
 
 
@@ -435,32 +436,20 @@ def withdrawals(ctx: BenchContext) -> list[Result]:
     """A 1,000-item bulk withdrawal through the service (rules and address checks, holds, rows, webhooks,
     broadcast messages) in items/s, and single withdrawals/s, each against a loop of one-row inserts (one
     transaction each) measured in the same run."""
-    import secrets
     import time
 
     from django.db import transaction
 
     from bench.models import BaselineRow
     from payments.assets import get_asset
-    from payments.ledger import ledger_credit
-    from payments.models import Company, LedgerEntry
+    from payments.models import Company
     from withdrawals.rules import WithdrawalItem
     from withdrawals.services import withdrawal_request
 
-    company = Company.objects.get(pk=ctx.company_id)
-    company.webhook_url = ""  # events are recorded (skipped): no delivery traffic in the measurement
-    company.save(update_fields=["webhook_url"])
-    run = secrets.token_hex(4)
-    address = "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq"
-    item = WithdrawalItem(asset="btc", to=address, amount=get_asset("btc").min_withdrawal)
+    item = WithdrawalItem(asset="btc", to=BENCH_BTC_ADDRESS, amount=get_asset("btc").min_withdrawal)
     each = item.amount + get_asset("btc").network_fee
-    ledger_credit(
-        company_id=company.pk,
-        code="btc",
-        amount=each * (WITHDRAWAL_BULK_ITEMS + WITHDRAWAL_SINGLES),
-        kind=LedgerEntry.Kind.ADJUSTMENT,
-        reference=f"bench-withdrawals:{run}",
-    )
+    _fund_quietly(ctx, "btc", each * (WITHDRAWAL_BULK_ITEMS + WITHDRAWAL_SINGLES), "withdrawals")
+    company = Company.objects.get(pk=ctx.company_id)
 
     baseline_timings = []
     for _ in range(WITHDRAWAL_BULK_ITEMS):

@@ -70,7 +70,8 @@ def with_ratios(results: list[Result], *, baseline: str) -> list[Result]:
     baseline being the row the result names, else the row named `baseline` (which gets 1.00)."""
     rows = {r.name: r for r in results}
     for result in results:
-        base = rows.get(result.baseline or baseline)
+        result.baseline = result.baseline or baseline
+        base = rows.get(result.baseline)
         if base is None or base.failures or not base.requests_per_s:
             continue  # no trustworthy baseline: leave the ratios empty rather than divide by a bad number
         if result.requests_per_s is not None and not result.failures:
