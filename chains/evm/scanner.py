@@ -38,12 +38,12 @@ class EvmScanner(EvmNode):
             # chain no longer holds raises an alert for a person; it is never debited by itself).
             rewound = _recorded_above(codes, start - 1) if start <= int(cursor.get("height", -1)) else []
             end = min(tip_ref.height, start + SCAN_BLOCKS - 1)
-            watched = _watched()
             transfers: list[ChainTransfer] = []
             hashes: dict[int, str] = {}
             headers = self._blocks(w3, start, end, full=any(evm_config(c).contract is None for c in codes))
             for block in headers:
                 hashes[int(block["number"])] = Web3.to_hex(block["hash"])
+            watched = _watched() if headers else set()  # no new block: nothing to match, no query
             for token_code in codes:
                 config = evm_config(token_code)
                 if config.contract is None:
