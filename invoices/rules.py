@@ -231,9 +231,10 @@ def is_overdue(invoice: Invoice, now: datetime) -> bool:
     return grace is not None and invoice.expired_at is not None and now >= invoice.expired_at + grace
 
 
-def overdue_filter(now: datetime) -> Q:
-    """`is_overdue` as a query: per expiring status, one condition per grace period (codes sharing one)."""
-    condition = Q(pk__in=[])
+def overdue_conditions(now: datetime) -> list[Q]:
+    """`is_overdue` as queries: per expiring status, one condition per grace period (codes sharing one). Each
+    is one range of the (status, expired_at) index, so a sweep walks it in order and stops at its batch."""
+    conditions = []
     for status in EXPIRING:
         codes_by_grace: dict[timedelta, list[str]] = {}
         for asset in all_assets():
@@ -241,7 +242,15 @@ def overdue_filter(now: datetime) -> Q:
             assert grace is not None
             codes_by_grace.setdefault(grace, []).append(asset.code)
         for grace, codes in codes_by_grace.items():
-            condition |= Q(status=status, payment_code__in=codes, expired_at__lte=now - grace)
+            conditions.append(Q(status=status, payment_code__in=codes, expired_at__lte=now - grace))
+    return conditions
+
+
+def overdue_filter(now: datetime) -> Q:
+    """`is_overdue` as one query: any of `overdue_conditions`."""
+    condition = Q(pk__in=[])
+    for one in overdue_conditions(now):
+        condition |= one
     return condition
 
 

@@ -23,7 +23,7 @@ from uuid import UUID
 import requests
 from cryptography.fernet import InvalidToken
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
@@ -88,6 +88,39 @@ def webhook_publish_many(events: Sequence[tuple[Company, str, str, dict[str, Any
         if event.status == WebhookEvent.Status.PENDING:
             webhook_deliver.delay_on_commit(str(event.pk))
     return created
+
+
+def webhook_publish_changed(changed_sql: str, params: Sequence[Any], *, family: str) -> int:
+    """PostgreSQL: `webhook_publish_many` for a set-based state change, in the statement that makes it.
+
+    `changed_sql` is a data-modifying statement (an `UPDATE ... RETURNING`) whose rows are
+    `(company_id, object_id, event_status, body)`: every changed row gets its event in the same statement,
+    so the change and its outbox rows commit together without a round trip through Python objects. Returns
+    how many events were written; deliverable ones are enqueued after commit, as `webhook_publish_many` does.
+    """
+    webhook_deliver = task(DELIVER_TASK)
+    now = timezone.now()
+    pending, skipped = WebhookEvent.Status.PENDING, WebhookEvent.Status.SKIPPED
+    sql = f"""
+        WITH changed AS ({changed_sql}),
+        published AS (
+            INSERT INTO {WebhookEvent._meta.db_table} (id, company_id, family, object_id, event_status, body,
+                status, attempt_count, next_attempt_at, created_at, updated_at)
+            SELECT gen_random_uuid(), changed.company_id, %s, changed.object_id, changed.event_status,
+                changed.body, CASE WHEN company.webhook_url <> '' THEN %s ELSE %s END, 0,
+                CASE WHEN company.webhook_url <> '' THEN %s::timestamptz END, %s, %s
+            FROM changed JOIN {Company._meta.db_table} AS company ON company.id = changed.company_id
+            RETURNING id, status
+        )
+        SELECT id, status FROM published
+    """  # noqa: S608 - table names from the models; every value is a parameter
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, family, pending, skipped, now, now, now])
+        rows = cursor.fetchall()
+    for event_id, status in rows:
+        if status == pending:
+            webhook_deliver.delay_on_commit(str(event_id))
+    return len(rows)
 
 
 # --- deliver ----------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from django.utils import timezone
 from invoices import services
 from invoices.models import Invoice
 from invoices.services import TRANSITIONS, ItemInput
+from payments import jsonutil
 from payments.assets import get_asset
 from payments.errors import InvalidState
 from payments.models import Deposit, LedgerEntry
@@ -182,9 +183,47 @@ def test_a_payment_confirming_past_the_grace_finds_the_invoice_closed_as_the_swe
     assert invoice.credited_amount == invoice.amount_due
 
 
+@pytest.mark.parametrize("on_sandbox", [True, False])
+@pytest.mark.parametrize("webhook_url", ["https://shop.example/hooks", ""])
+def test_the_sweep_writes_each_closed_invoice_its_event(  # type: ignore[no-untyped-def]
+    merchant, monkeypatch, django_capture_on_commit_callbacks, on_sandbox, webhook_url
+) -> None:
+    """Across batches (PostgreSQL closes unpaid invoices in one statement per batch, elsewhere per invoice),
+    each closed invoice gets the body `invoice_body` builds, delivered (one message after commit) or
+    skipped as the company's webhook URL says."""
+    from webhooks.payloads import invoice_body
+
+    monkeypatch.setattr(services, "is_sandbox", lambda code: on_sandbox)
+    monkeypatch.setattr("invoices.rules.is_sandbox", lambda code: on_sandbox)
+    merchant.company.webhook_url = webhook_url
+    merchant.company.save(update_fields=["webhook_url"])
+    invoices = [_filled(merchant) for _ in range(3)]
+    for invoice in invoices:
+        _overdue(invoice, by=timedelta(seconds=1))
+
+    with django_capture_on_commit_callbacks() as callbacks:
+        assert services.close_overdue_invoices(batch=2) == 3
+
+    events = WebhookEvent.objects.filter(event_status=Status.CLOSED)
+    assert sorted(event.object_id for event in events) == sorted(str(invoice.pk) for invoice in invoices)
+    for event in events:
+        assert event.company_id == merchant.company.pk
+        assert event.family == WebhookEvent.Family.INVOICE
+        assert event.body == jsonutil.dumps(
+            invoice_body(invoice_id=event.object_id, status=Status.CLOSED, sandbox=on_sandbox)
+        )
+        assert event.status == (WebhookEvent.Status.PENDING if webhook_url else WebhookEvent.Status.SKIPPED)
+        assert (event.next_attempt_at is not None) == bool(webhook_url)
+    assert len(callbacks) == (3 if webhook_url else 0)
+    assert set(Invoice.objects.values_list("status", flat=True)) == {Status.CLOSED}
+
+
 def test_the_batch_close_refuses_to_overwrite_a_newer_status(merchant, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     invoice = _filled(merchant)
     _overdue(invoice, by=timedelta(seconds=1))
+    # With a confirmed part it is closed by the batch that reads it first on every database (on PostgreSQL
+    # an unpaid one is read, locked and closed in one statement, with no moment between read and write).
+    Invoice.objects.filter(pk=invoice.pk).update(paid_amount=Decimal("0.0001"))
     # Between the sweep's read and its write someone completed the invoice: the guarded UPDATE skips it.
     real = services.overdue_invoice_ids
 
