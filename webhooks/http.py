@@ -58,6 +58,7 @@ def deadline(seconds: float) -> Iterator[threading.Event]:
 class _GuardedConnectionMixin:
     _dns_host: str
     port: int
+    sock: socket.socket | None
 
     def _new_conn(self) -> socket.socket:
         host = self._dns_host
@@ -81,6 +82,13 @@ class _GuardedConnectionMixin:
             finally:
                 self._dns_host = host
         raise last_error or NewConnectionError(self, "no address to connect to")  # type: ignore[arg-type]
+
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        # A kept-alive connection opened by an earlier delivery: this block's deadline must cut it as well.
+        registry = getattr(_opened, "sockets", None)
+        if registry is not None and self.sock is not None:
+            registry.append(self.sock)
+        super().request(*args, **kwargs)  # type: ignore[misc]
 
 
 class GuardedHTTPConnection(_GuardedConnectionMixin, HTTPConnection):
@@ -112,4 +120,18 @@ def guarded_session() -> requests.Session:
     adapter = GuardedAdapter(max_retries=0)
     session.mount("http://", adapter)
     session.mount("https://", adapter)
+    return session
+
+
+_kept = threading.local()
+
+
+def delivery_session() -> requests.Session:
+    """This thread's guarded session, kept across deliveries: a receiver's connection (vetted by the guard
+    when it was opened, to the address it was opened to) is reused by the next POST to the same scheme, host
+    and port instead of a new TCP (and TLS) handshake each time. Pools are per thread, so a worker's threads
+    never share a connection."""
+    session: requests.Session | None = getattr(_kept, "session", None)
+    if session is None:
+        session = _kept.session = guarded_session()
     return session

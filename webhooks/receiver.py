@@ -22,6 +22,7 @@ class Received:
     body: bytes
     verified: bool | None  # None: no secret to check against
     at: float = field(default_factory=time.time)
+    client: str = ""  # the sender's address and port: one value for requests over one connection
 
 
 @dataclass
@@ -42,6 +43,7 @@ class WebhookReceiver:
         secret: str | None = None,
         default: Reply | None = None,
         on_request: Callable[[Received], None] | None = None,
+        keep_alive: bool = False,
     ) -> None:
         self.secret = secret
         self.default = default or Reply()
@@ -52,12 +54,20 @@ class WebhookReceiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
+            # HTTP/1.1 keeps a sender's connection open between requests, as most real receivers do; HTTP/1.0
+            # (the default) closes it after each answer.
+            protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+            # Headers and body leave in separate writes; without TCP_NODELAY a kept-alive connection waits
+            # for the sender's delayed ACK (about 40 ms) before the body goes out.
+            disable_nagle_algorithm = True
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length)
                 headers = {key.lower(): value for key, value in self.headers.items()}
                 verified = verify(receiver.secret, body, headers) if receiver.secret else None
-                got = Received(self.path, headers, body, verified)
+                host, port = self.client_address[:2]
+                got = Received(self.path, headers, body, verified, client=f"{host}:{port}")
                 with receiver._lock:
                     receiver.received.append(got)
                     reply = receiver.replies.pop(0) if receiver.replies else receiver.default

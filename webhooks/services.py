@@ -24,7 +24,7 @@ import requests
 from cryptography.fernet import InvalidToken
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Max, Q
+from django.db.models import Exists, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from config.tasks import task
@@ -33,7 +33,7 @@ from payments.bulkinsert import bulk_insert
 from payments.errors import InvalidState, NotFound
 from payments.models import Company
 from payments.services import company_previous_signing_secret, company_signing_secret
-from webhooks.http import deadline, guarded_session
+from webhooks.http import deadline, delivery_session
 from webhooks.models import WebhookAttempt, WebhookEvent
 from webhooks.signing import signed_headers
 
@@ -161,25 +161,26 @@ def _claim(event_id: UUID | str, token: UUID | None) -> UUID | None:
     return new_token if claimed else None
 
 
-def _earlier_first_attempt_pending(event_id: UUID | str) -> bool:
-    """An earlier event of the same object is still on its first attempt: send in order, created before
-    pending before processing. Only first attempts hold later events back, so a failing event never blocks
-    the rest of its object for the length of its retry schedule."""
-    event = (
-        WebhookEvent.objects.filter(pk=event_id)
-        .values("company_id", "family", "object_id", "created_at")
-        .first()
-    )
-    if event is None:
-        return False
-    return WebhookEvent.objects.filter(
-        company_id=event["company_id"],
-        family=event["family"],
-        object_id=event["object_id"],
+def _event_to_send(event_id: UUID | str) -> tuple[WebhookEvent | None, bool]:
+    """The event with its company, and whether it is held back: an earlier event of the same object is still
+    on its first attempt. Events are sent in order (created before pending before processing), but only first
+    attempts hold later events back, so a failing event never blocks the rest of its object for the length
+    of its retry schedule. One query."""
+    earlier = WebhookEvent.objects.filter(
+        company_id=OuterRef("company_id"),
+        family=OuterRef("family"),
+        object_id=OuterRef("object_id"),
         status=WebhookEvent.Status.PENDING,
         attempt_count=0,
-        created_at__lt=event["created_at"],
-    ).exists()
+        created_at__lt=OuterRef("created_at"),
+    )
+    event = (
+        WebhookEvent.objects.select_related("company")
+        .annotate(held_back=Exists(earlier))
+        .filter(pk=event_id)
+        .first()
+    )
+    return event, bool(event and event.held_back)  # type: ignore[attr-defined]
 
 
 # A later event of an object waits for the earlier one's first attempt: 1, 2, 4 ... s, then every this
@@ -194,17 +195,20 @@ def webhook_deliver(
     """One delivery attempt if the event is due; None when there was nothing to do (a duplicate message)
     or when it must wait for an earlier event of its object (then it is sent again, backing off)."""
     deliver_task = task(DELIVER_TASK)
-    if _earlier_first_attempt_pending(event_id):
+    event, held_back = _event_to_send(event_id)
+    if event is None:
+        return None
+    if held_back:
         countdown = min(2**waited, ORDER_WAIT_MAX_SECONDS)
         deliver_task.apply_async(
             (str(event_id), str(lease_token) if lease_token else None, min(waited + 1, 16)),
             countdown=countdown,
         )
         return None
-    token = _claim(event_id, UUID(str(lease_token)) if lease_token else None)
+    token = _claim(event.pk, UUID(str(lease_token)) if lease_token else None)
     if token is None:
         return None
-    event = WebhookEvent.objects.select_related("company").get(pk=event_id)
+    # Read before the claim; what the claim could have changed since (status, lease) is not used below.
     url = event.company.webhook_url
     if not url:
         _finish_without_url(event.pk, token)
@@ -250,8 +254,8 @@ def webhook_post(url: str, body: bytes, headers: dict[str, str]) -> PostResult:
         # Saved while http was allowed, or written around the API: refused at send time too.
         return PostResult(started_at, 0, None, "", "not sent: plain http webhook URLs are refused here")
     try:
-        with deadline(total) as cut, guarded_session() as session:
-            response = session.post(
+        with deadline(total) as cut:
+            response = delivery_session().post(
                 url,
                 data=body,
                 headers=headers,
@@ -263,6 +267,10 @@ def webhook_post(url: str, body: bytes, headers: dict[str, str]) -> PostResult:
                 status_code = response.status_code
                 raw = response.raw.read(EXCERPT_BYTES, decode_content=True) or b""
                 excerpt = raw.decode("utf-8", errors="replace")
+                if not response.raw.read(1, decode_content=True):
+                    # The whole answer was read: the connection may carry the next POST. A longer answer is
+                    # never drained; closing the response drops its connection instead.
+                    response.raw.release_conn()
         if cut.is_set() or time.monotonic() - t0 > total:
             error = f"deadline exceeded: no complete answer within {total} s"
         elif 300 <= status_code < 400:
@@ -297,8 +305,9 @@ def _record(
     event_id: UUID, token: UUID, url: str, headers: dict[str, str], result: PostResult
 ) -> WebhookAttempt:
     webhook_deliver = task(DELIVER_TASK)
-    event = WebhookEvent.objects.select_for_update().get(pk=event_id)
-    number = (event.attempts.aggregate(top=Max("number"))["top"] or 0) + 1
+    last = WebhookAttempt.objects.filter(event=OuterRef("pk")).order_by("-number").values("number")[:1]
+    event = WebhookEvent.objects.select_for_update().annotate(last_number=Subquery(last)).get(pk=event_id)
+    number = (event.last_number or 0) + 1
     attempt = WebhookAttempt.objects.create(
         event=event,
         number=number,

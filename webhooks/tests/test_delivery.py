@@ -412,3 +412,21 @@ def test_a_failing_earlier_event_does_not_hold_back_the_next(merchant, receiver)
     attempt = webhook_deliver(event_id=pending.pk)
 
     assert attempt.succeeded
+
+
+@pytest.mark.parametrize(("answer", "connections"), [(b"ok", 1), (b"x" * 5000, 2)])
+def test_deliveries_reuse_a_receivers_connection_once_its_answer_is_read(
+    merchant, settings, answer, connections
+):
+    """A short answer is read whole and its connection carries the next POST; a long one (past the 1 KiB
+    excerpt) is not drained, its connection is dropped, and the next POST opens a new one."""
+    settings.WEBHOOK_ALLOW_PRIVATE_HOSTS = True
+    with WebhookReceiver(keep_alive=True, default=Reply(body=answer)) as receiver:
+        company_set_webhook_url(company_id=merchant.company.pk, url=receiver.url)
+        merchant.company.refresh_from_db()
+        events = [_publish(merchant.company, invoice_id=f"inv-{n}") for n in range(2)]
+
+        attempts = [webhook_deliver(event_id=event.pk) for event in events]
+
+    assert all(attempt is not None and attempt.succeeded for attempt in attempts)
+    assert len({got.client for got in receiver.received}) == connections

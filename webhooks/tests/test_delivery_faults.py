@@ -28,8 +28,10 @@ pytestmark = pytest.mark.django_db
 class DripServer:
     """Accepts connections, reads the request, then answers one byte every `interval` seconds."""
 
-    def __init__(self, interval: float) -> None:
+    def __init__(self, interval: float, *, first_at_once: bool = False) -> None:
         self.interval = interval
+        # Answer a connection's first request at once, keeping the connection open; drip the next one.
+        self.first_at_once = first_at_once
         self.stop = threading.Event()
         self.connections = 0
         self.listener = socket.socket()
@@ -47,6 +49,9 @@ class DripServer:
             self.connections += 1
             with conn:
                 conn.recv(65536)
+                if self.first_at_once:
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                    conn.recv(65536)  # the next request, on the same connection
                 for byte in b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok":
                     if self.stop.wait(self.interval):
                         return
@@ -99,6 +104,23 @@ def test_drip_feeding_receiver_is_cut_at_deadline_and_backs_off(merchant, drip):
     assert event.lease_token is None  # released: no second copy runs beside it
     assert event.next_attempt_at > timezone.now()  # backing off per the schedule, not re-sent at once
     assert WebhookAttempt.objects.filter(event=event).count() == 1
+
+
+def test_a_kept_alive_connection_is_cut_at_the_deadline_too(merchant, settings):
+    """Deliveries reuse a receiver's connection; the deadline cuts a reused socket as it cuts a new one."""
+    settings.WEBHOOK_ALLOW_PRIVATE_HOSTS = True
+    settings.WEBHOOK_TOTAL_TIMEOUT_SECONDS = 1
+    with DripServer(interval=0.25, first_at_once=True) as server:
+        company_set_webhook_url(company_id=merchant.company.pk, url=f"http://127.0.0.1:{server.port}/hook")
+        merchant.company.refresh_from_db()
+        first, second = _publish(merchant.company), _publish(merchant.company)
+
+        assert webhook_deliver(event_id=first.pk).succeeded  # type: ignore[union-attr]
+        attempt = webhook_deliver(event_id=second.pk)
+
+    assert server.connections == 1  # the second POST went over the first one's connection
+    assert attempt is not None and "deadline exceeded" in attempt.error
+    assert attempt.duration_ms < 5000  # cut near 1 s; the dripped answer alone takes about 10 s
 
 
 def test_lease_outlasts_delivery_deadline(settings):
