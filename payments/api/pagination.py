@@ -1,4 +1,5 @@
-"""`limit`/`offset` pagination, strict: a bad value is a 400, never a 500 or a silent default."""
+"""List pages: `limit` with `offset`, or `limit` with `after` (keyset, `payments.keyset`); strict: a bad value
+is a 400, never a 500 or a silent default."""
 
 from __future__ import annotations
 
@@ -8,8 +9,11 @@ from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.utils.urls import remove_query_param, replace_query_param
 
 from payments.errors import FieldError, ValidationFailed
+from payments.keyset import KeysetPage, keyset_page, parse_position
 
 MAX_LIMIT = 1000
 # Deeper than any real list; PostgreSQL's OFFSET is a bigint, and a larger number would fail in the database.
@@ -43,6 +47,14 @@ PAGE_PARAMETERS = [
         {"type": "integer", "minimum": 0, "maximum": MAX_OFFSET, "default": 0},
         description=f"Items to skip, 0 to {MAX_OFFSET}.",
     ),
+    OpenApiParameter(
+        "after",
+        str,
+        description=(
+            "Keyset paging instead of offset: empty for the newest page, then the value in the previous "
+            "page's `next` link. Pages cost the same at any depth; `count` is null."
+        ),
+    ),
 ]
 
 
@@ -52,7 +64,7 @@ def page_serializer(name: str, item: type[serializers.Serializer]) -> type[seria
         name,
         (serializers.Serializer,),
         {
-            "count": serializers.IntegerField(),
+            "count": serializers.IntegerField(allow_null=True),
             "next": serializers.URLField(allow_null=True),
             "previous": serializers.URLField(allow_null=True),
             "results": item(many=True),
@@ -61,9 +73,43 @@ def page_serializer(name: str, item: type[serializers.Serializer]) -> type[seria
 
 
 class KassaPagination(LimitOffsetPagination):
-    """`limit` 1..1000 (default 50), `offset` 0..10^9."""
+    """`limit` 1..1000 (default 50), and `offset` 0..10^9 or `after` (a keyset position; empty: the newest).
+
+    An `after` page reads its rows through the list's index from the position on: no count (null), no
+    offset, a `next` link carrying the last row's position, no `previous` (clients keep the positions)."""
 
     max_limit = MAX_LIMIT
+    after_query_param = "after"
+    keyset: KeysetPage[Any] | None = None
+
+    def paginate_queryset(self, queryset: Any, request: Request, view: Any = None) -> list[Any] | None:
+        after = request.query_params.get(self.after_query_param)
+        if after is None:
+            return super().paginate_queryset(queryset, request, view)
+        if self.offset_query_param in request.query_params:
+            raise ValidationFailed([FieldError("after", "invalid", "cannot be combined with offset")])
+        position = None
+        if after:
+            position = parse_position(after, queryset.model)
+            if position is None:
+                raise ValidationFailed(
+                    [FieldError("after", "invalid", "is not a position from a page's next link")]
+                )
+        self.request = request
+        self.limit = self.get_limit(request)
+        self.keyset = keyset_page(queryset, after=position, size=self.limit)
+        return self.keyset.object_list
+
+    def get_paginated_response(self, data: Any) -> Response:
+        if self.keyset is None:
+            return super().get_paginated_response(data)
+        following = None
+        if self.keyset.next_position is not None:
+            assert self.request is not None
+            url = self.request.build_absolute_uri()
+            following = replace_query_param(url, self.after_query_param, self.keyset.next_position)
+            following = remove_query_param(following, self.offset_query_param)
+        return Response({"count": None, "next": following, "previous": None, "results": data})
 
     def get_limit(self, request: Request) -> int:
         return _whole_number(

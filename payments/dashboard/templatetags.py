@@ -62,9 +62,12 @@ def pretty_json(value: str) -> str:
 
 
 @register.simple_tag(takes_context=True)
-def page_query(context: dict[str, Any], page: int) -> str:
-    """The current query string with `page` replaced: pagination keeps the filters."""
+def page_query(context: dict[str, Any], after: str | None) -> str:
+    """The current query string with the page position `after` replaced (None: the newest page): pagination
+    keeps the filters."""
     request = context.get("request")
     query = request.GET.copy() if request is not None else QueryDict(mutable=True)
-    query["page"] = str(page)
+    query.pop("after", None)
+    if after:
+        query["after"] = after
     return "?" + query.urlencode()

@@ -14,6 +14,7 @@ from payments.models import LedgerEntry, SandboxBlock, SandboxTransaction, Stati
 from payments.tests.test_dashboard_support import (  # noqa: F401 - fixtures
     dash,
     dashboard_rates,
+    older_link,
     text,
 )
 from tests.chain import fund
@@ -53,11 +54,10 @@ def test_the_ledger_lists_entries_newest_first_in_pages(dash, merchant):
         fund(merchant.company, "btc", f"0.{n + 1:04d}", reference=f"test:{n}")
 
     first = text(dash.get("/dashboard/balances/btc/"))
-    second = text(dash.get("/dashboard/balances/btc/", {"page": 2}))
+    second = text(dash.get("/dashboard/balances/btc/" + older_link(first)))
 
     assert first.index("test:54") < first.index("test:53")
     assert "test:4<" not in first and "test:0<" in second
-    assert "Page 1 of 2" in first
 
 
 def test_ledger_references_link_to_their_invoice(dash, merchant):

@@ -79,3 +79,10 @@ def anon_dash(db):  # type: ignore[no-untyped-def]
 
 def company_of(merchant: Any) -> Company:
     return Company.objects.get(pk=merchant.company.pk)
+
+
+def older_link(html: str) -> str:
+    """The href of a list page's "Older →" link (keyset pagination: `?after=<position>`, filters kept)."""
+    match = re.search(r'href="([^"]*)" rel="next"', html)
+    assert match, "the page has no Older link"
+    return match.group(1).replace("&amp;", "&")

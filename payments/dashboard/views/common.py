@@ -7,12 +7,12 @@ from functools import wraps
 from typing import Any, Concatenate, ParamSpec
 
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Page, Paginator
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponseBase
 from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 
+from payments.keyset import KeysetPage, keyset_page, parse_position
 from payments.models import Company
 
 P = ParamSpec("P")
@@ -53,5 +53,9 @@ def pop_once(request: HttpRequest, name: str) -> Any:
     return value
 
 
-def paginate(request: HttpRequest, items: QuerySet[Any], per_page: int = PAGE_SIZE) -> Page[Any]:
-    return Paginator(items, per_page).get_page(request.GET.get("page"))
+def paginate(request: HttpRequest, items: QuerySet[Any], per_page: int = PAGE_SIZE) -> KeysetPage[Any]:
+    """A keyset page of `items` (newest first by created_at, pk) from `?after=`: any depth costs the same.
+    A position that is not one (edited by hand) shows the newest page rather than an error."""
+    after = request.GET.get("after") or ""
+    position = parse_position(after, items.model) if after else None
+    return keyset_page(items, after=position, size=per_page)
