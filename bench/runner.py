@@ -42,7 +42,9 @@ def _run() -> int:
     # Before anything is started, so a machine without wrk (and without root) stops here, cleanly.
     wrk_path = ensure_wrk()
     setup_django()
-    import bench.benchmarks  # noqa: F401 - registers the kinds, after Django is configured
+    # Registers the kinds, after Django is configured: the in-process ones, then the worker processes.
+    import bench.benchmarks
+    import bench.workers  # noqa: F401
 
     kinds = _selected()
 

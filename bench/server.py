@@ -139,7 +139,7 @@ def gunicorn(*, workers: int, log: IO[str]) -> Iterator[str]:
         _wait_until_up(process, port, log)
         yield f"http://127.0.0.1:{port}"
     finally:
-        _stop(process)
+        stop_process_group(process)
 
 
 def _wait_until_up(process: subprocess.Popen[bytes], port: int, log: IO[str], timeout_s: float = 30) -> None:
@@ -158,7 +158,7 @@ def _wait_until_up(process: subprocess.Popen[bytes], port: int, log: IO[str], ti
     raise ServerError(f"gunicorn did not answer on port {port} within {timeout_s:.0f}s:\n{_read_log(log)}")
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
+def stop_process_group(process: subprocess.Popen[bytes]) -> None:
     """TERM the whole group (graceful), KILL it if it lingers."""
     for sig, grace_s in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
         try:

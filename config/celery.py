@@ -5,7 +5,7 @@ import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import beat_init, worker_ready
+from celery.signals import beat_init, task_postrun, task_prerun, worker_ready
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
 
@@ -36,3 +36,13 @@ def log_beat_settings(**kwargs: Any) -> None:
 
 def _settings_module() -> str:
     return os.environ.get("DJANGO_SETTINGS_MODULE", "")
+
+
+@task_prerun.connect
+@task_postrun.connect
+def close_old_database_connections(**kwargs: Any) -> None:
+    """Around each task what Django does around each request: a connection past CONN_MAX_AGE, broken, or
+    failing its health check (CONN_HEALTH_CHECKS) is closed; a good one is kept for the next task."""
+    from django.db import close_old_connections
+
+    close_old_connections()
