@@ -312,7 +312,7 @@ def ledger_hold_many(
         for code, amount, reference in items
         if (accounts[code].pk, Kind.WITHDRAWAL_HOLD, reference) not in replayed
     ]
-    created = iter(LedgerEntry.objects.bulk_create(fresh))
+    created = iter(bulk_insert(fresh))
     return [
         replayed.get((accounts[code].pk, Kind.WITHDRAWAL_HOLD, reference)) or next(created)
         for code, _, reference in items

@@ -35,6 +35,7 @@ from django.utils import timezone
 from chains.base import get_backend, is_sandbox
 from config.tasks import task
 from payments.assets import get_asset
+from payments.bulkinsert import bulk_insert
 from payments.errors import FieldError, InvalidState, NotFound, UnsupportedAsset, ValidationFailed
 from payments.ledger import (
     InsufficientBalance,
@@ -158,7 +159,7 @@ def withdrawal_accept(
             for item, uid in zip(items, uids, strict=True)
         ]
     ledger_hold_many(company_id=company.pk, holds=holds, locked=locked)
-    withdrawals = Withdrawal.objects.bulk_create(
+    withdrawals = bulk_insert(
         [
             Withdrawal(
                 uid=uid,
@@ -174,8 +175,7 @@ def withdrawal_accept(
                 refund_invoice_id=refund_invoice_id,
             )
             for item, uid in zip(items, uids, strict=True)
-        ],
-        batch_size=500,
+        ]
     )
     webhook_publish_many(
         [(company, WebhookEvent.Family.WITHDRAWAL, w.uid, _body(w, tx_hash="")) for w in withdrawals]
