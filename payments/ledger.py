@@ -244,7 +244,6 @@ def ledger_hold(*, company_id: CompanyId, code: str, amount: Decimal, reference:
     )
 
 
-@transaction.atomic
 def ledger_hold_many(
     *,
     company_id: CompanyId,
@@ -255,8 +254,21 @@ def ledger_hold_many(
 
     Returns the entries in the order of `holds`. Every short code is named in one InsufficientBalance.
     `locked`: the company's accounts by code, already locked by the caller in this transaction (with
-    `account_for_update`, in code order), so they are not read and locked a second time.
+    `account_for_update`, in code order), so they are not read and locked a second time. With them it runs
+    in the caller's transaction without a savepoint of its own (two round trips fewer on the withdrawal
+    path): every check comes before any write, and an error fails the caller's whole transaction.
     """
+    if locked is not None:
+        if not transaction.get_connection().in_atomic_block:
+            raise transaction.TransactionManagementError("locked accounts exist only inside a transaction")
+        return _hold_many(company_id, holds, locked)
+    with transaction.atomic():
+        return _hold_many(company_id, holds, None)
+
+
+def _hold_many(
+    company_id: CompanyId, holds: Sequence[tuple[str, Decimal, str]], locked: Mapping[str, Account] | None
+) -> list[LedgerEntry]:
     items: list[tuple[str, Decimal, str]] = []
     seen: set[tuple[str, str]] = set()
     for raw_code, amount, reference in holds:
