@@ -484,3 +484,6 @@ def withdrawals(ctx: BenchContext) -> list[Result]:
     )
     singles = Result("single withdrawals", rate, p50_ms=p50, p99_ms=p99, failures=failures[:5])
     return with_ratios([baseline, bulk_row, singles], baseline="one-row insert loop")
+
+
+from bench import scale  # noqa: E402,F401 - registers the scale kind, after the kinds above
