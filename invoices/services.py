@@ -18,25 +18,21 @@ from uuid import UUID
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from chains.addresses import InvalidAddress, validate_address
-from chains.base import is_sandbox
+from invoices.expiry import close_unpaid, overdue_invoice_ids
 from invoices.models import Invoice, InvoiceItem, UnderpaymentLimit
 from invoices.rules import (
     amounts_for,
     fee_percent,
     is_overdue,
     is_paid_in_full,
-    overdue_conditions,
-    overdue_filter,
     pays_on_sandbox,
     require_allowed,
     sandbox_can_drive,
 )
-from payments import jsonutil
-from payments.assets import all_assets, get_asset, price_decimals
+from payments.assets import get_asset, price_decimals
 from payments.deposit_addresses import deposit_address_allocate
 from payments.errors import FieldError, InvalidState, NotFound, UnsupportedAsset, ValidationFailed
 from payments.ledger import ledger_credit
@@ -45,7 +41,7 @@ from payments.money import MONEY_CONTEXT, exact_sum, quantize
 from payments.rates import rate as current_rate
 from webhooks.models import WebhookEvent
 from webhooks.payloads import invoice_body
-from webhooks.services import webhook_publish_changed, webhook_publish_many
+from webhooks.services import webhook_publish_many
 
 Status = Invoice.Status
 
@@ -315,22 +311,12 @@ def _close(invoice: Invoice) -> None:
 # --- the expiry sweep ---------------------------------------------------------------------------------------
 
 
-def overdue_invoice_ids(*, limit: int) -> list[UUID]:
-    """Invoices the expiry rule closes now, oldest expiredAt first."""
-    query = Invoice.objects.filter(overdue_filter(timezone.now())).order_by("expired_at", "pk")
-    return list(query.values_list("pk", flat=True)[:limit])
-
-
 def close_overdue_invoices(*, batch: int | None = None) -> int:
     """The periodic sweep: close every overdue invoice, a batch per transaction, each with its webhook."""
     batch = batch or settings.INVOICE_EXPIRY_BATCH
     closed = 0
     if connection.vendor == "postgresql":
-        for condition in overdue_conditions(timezone.now()):
-            while (done_now := _close_unpaid_batch(condition, batch)) > 0:
-                closed += done_now
-                if done_now < batch:
-                    break
+        closed += close_unpaid(batch=batch, close=TRANSITIONS["close"])
     # Invoices with a confirmed part (they are credited on closing), and every overdue invoice elsewhere.
     while ids := overdue_invoice_ids(limit=batch):
         done_now = _close_batch(ids)
@@ -364,53 +350,6 @@ def _close_batch(ids: list[UUID]) -> int:
             invoice.save(update_fields=["credited_amount", "updated_at"])
     webhook_publish_many([_event(invoice) for invoice in due])
     return len(due)
-
-
-# The body of an invoice's webhook with a placeholder for its id, cut into the text before and after it.
-_ID_MARK = "{invoice_id}"
-
-
-def _body_around_id(status: str, *, sandbox: bool) -> list[str]:
-    before, after = jsonutil.dumps(invoice_body(invoice_id=_ID_MARK, status=status, sandbox=sandbox)).split(
-        _ID_MARK
-    )
-    return [before, after]
-
-
-@transaction.atomic
-def _close_unpaid_batch(overdue: Q, batch: int) -> int:
-    """PostgreSQL: close up to `batch` invoices matching `overdue` (one of `overdue_conditions`) with nothing
-    confirmed (nothing to credit), with their webhook events, in one statement. The set-based
-    `invoice_close`: same table guard, same event body (`invoice_body`, cut around the id); rows locked by a
-    concurrent transition are skipped, not waited for."""
-    now = timezone.now()
-    close = TRANSITIONS["close"]
-    due = (
-        Invoice.objects.filter(overdue, status__in=close.sources, paid_amount=0)
-        .order_by("expired_at")  # the index's order: a batch reads its rows and stops
-        .select_for_update(skip_locked=True)
-        .values_list("pk")[:batch]
-    )
-    due_sql, due_params = due.query.sql_with_params()
-    table = Invoice._meta.db_table
-    sandbox = [asset.code for asset in all_assets() if is_sandbox(asset.code)]
-    changed = f"""
-        UPDATE {table} AS invoice SET status = %s, updated_at = %s
-        WHERE invoice.id IN ({due_sql}) AND invoice.status = ANY(%s)
-        RETURNING invoice.company_id, invoice.id::text AS object_id, invoice.status AS event_status,
-            CASE WHEN invoice.payment_code = ANY(%s) THEN %s || invoice.id::text || %s
-                 ELSE %s || invoice.id::text || %s END AS body
-    """  # noqa: S608 - the table name from the model, the subquery from the ORM; values are parameters
-    params = [
-        close.target,
-        now,
-        *due_params,
-        list(close.sources),
-        sandbox,
-        *_body_around_id(close.target, sandbox=True),
-        *_body_around_id(close.target, sandbox=False),
-    ]
-    return webhook_publish_changed(changed, params, family=WebhookEvent.Family.INVOICE)
 
 
 # --- payments: which transition a deposit causes -----------------------------------------------------------

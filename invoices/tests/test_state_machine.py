@@ -193,7 +193,7 @@ def test_the_sweep_writes_each_closed_invoice_its_event(  # type: ignore[no-unty
     skipped as the company's webhook URL says."""
     from webhooks.payloads import invoice_body
 
-    monkeypatch.setattr(services, "is_sandbox", lambda code: on_sandbox)
+    monkeypatch.setattr("invoices.expiry.is_sandbox", lambda code: on_sandbox)
     monkeypatch.setattr("invoices.rules.is_sandbox", lambda code: on_sandbox)
     merchant.company.webhook_url = webhook_url
     merchant.company.save(update_fields=["webhook_url"])
