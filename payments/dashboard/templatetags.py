@@ -70,4 +70,7 @@ def page_query(context: dict[str, Any], after: str | None) -> str:
     query.pop("after", None)
     if after:
         query["after"] = after
-    return "?" + query.urlencode()
+    encoded = query.urlencode()
+    if not encoded and request is not None:
+        return str(request.path)  # the newest page without filters: the list's own address, no bare "?"
+    return "?" + encoded
