@@ -40,9 +40,13 @@ def _settings_module() -> str:
 
 @task_prerun.connect
 @task_postrun.connect
-def close_old_database_connections(**kwargs: Any) -> None:
+def close_old_database_connections(sender: Any = None, **kwargs: Any) -> None:
     """Around each task what Django does around each request: a connection past CONN_MAX_AGE, broken, or
-    failing its health check (CONN_HEALTH_CHECKS) is closed; a good one is kept for the next task."""
+    failing its health check (CONN_HEALTH_CHECKS) is closed; a good one is kept for the next task. Not for
+    a task run eagerly (`apply()`) inside its caller: the caller's connection and transaction stay as they
+    are, as Celery's own fixup leaves them."""
     from django.db import close_old_connections
 
+    if getattr(getattr(sender, "request", None), "is_eager", False):
+        return
     close_old_connections()

@@ -53,3 +53,18 @@ def test_a_connection_past_its_age_is_replaced_between_tasks(worker_fixup) -> No
     _run_tasks(1)
 
     assert connection.connection is not first
+
+
+def test_a_task_run_eagerly_leaves_its_callers_transaction_alone() -> None:
+    from django.db import transaction
+
+    from payments.models import Company
+
+    with transaction.atomic():
+        connection.ensure_connection()
+        first = connection.connection
+
+        webhook_poll_due.apply()  # eager: in this process, inside this transaction
+
+        assert connection.connection is first and not connection.needs_rollback
+        Company.objects.count()  # the transaction is still usable
