@@ -274,7 +274,8 @@ class Measure:
 
 
 API_INVOICES = "/api/invoices/v1/regular"
-# Slow today (few requests): its attempt count (COUNT over a join, GROUP BY) reads all the merchant's events.
+# Once 4.5 s a request at a million events (attempts counted by a JOIN with GROUP BY over all of them): kept
+# as its own row so a regression of that shape shows.
 NEWEST_EVENTS = "API webhook events, newest page"
 MEASURES = [
     Measure("API invoice create", lambda t: Call("POST", API_INVOICES, "api")),
@@ -288,9 +289,7 @@ MEASURES = [
         "API webhook events, deep page (after)",
         lambda t: Call("GET", f"/api/webhooks/events?limit={PAGE}&after={t.event_after}", "api"),
     ),
-    Measure(
-        NEWEST_EVENTS, lambda t: Call("GET", f"/api/webhooks/events?limit={PAGE}&after=", "api"), slow=True
-    ),
+    Measure(NEWEST_EVENTS, lambda t: Call("GET", f"/api/webhooks/events?limit={PAGE}&after=", "api")),
     Measure("dashboard invoices, newest page", lambda t: Call("GET", "/dashboard/invoices/", "web")),
     Measure(
         "dashboard invoices, deep page (after)",
@@ -444,7 +443,7 @@ def _explain_one(queryset: QuerySet[Any]) -> tuple[str, str]:
 
 
 def _explain(merchant: Merchant, targets: Targets) -> dict[str, list[str]]:
-    """EXPLAIN (ANALYZE, BUFFERS) of each list query into one file; the deep keyset pages' plan problems
+    """EXPLAIN (ANALYZE, BUFFERS) of each list query into one file; each list page's plan problems
     (a big table scanned without its index) by row name. A plan reading far more rows than a page is
     printed as a warning: the numbers are right, the query shape is what grows."""
     from django.conf import settings
@@ -459,8 +458,7 @@ def _explain(merchant: Merchant, targets: Targets) -> dict[str, list[str]]:
         read, found = rows_read(plan), plan_problems(plan, big_tables)
         note = f"reads {read:,} rows for one page" + (f"; {', '.join(found)}" if found else "")
         sections.append(f"== {what}, {BIG} ({note}) ==\n\n{sql}\n\n{plan}\n")
-        if what != NEWEST_EVENTS:  # the brief's check covers the deep keyset pages
-            problems[f"{what}, {BIG}"] = [f"plan: {problem}" for problem in found]
+        problems[f"{what}, {BIG}"] = [f"plan: {problem}" for problem in found]
         warning = "  WARNING: grows with the table" if read > 10 * (PAGE + 1) or found else ""
         print(f"  scale: plan of {what}: {plan_gist(plan)}; {note}{warning}", flush=True)
     folder = Path(settings.VAR_DIR) / "bench"
