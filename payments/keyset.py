@@ -67,25 +67,19 @@ def older_than(rows: QuerySet[M], position: Position) -> QuerySet[M]:
 
 @dataclass
 class KeysetPage(Generic[M]):
-    """One page: its rows, the position of the next one (None on the last page), whether it is the first."""
+    """One page: its rows, the position of the next page (None on the last one), whether newer rows precede
+    it."""
 
     object_list: list[M]
     next_position: str | None
-    is_first: bool
+    has_previous: bool
 
     def __iter__(self) -> Iterator[M]:
         return iter(self.object_list)
 
-    def __len__(self) -> int:
-        return len(self.object_list)
-
     @property
     def has_next(self) -> bool:
         return self.next_position is not None
-
-    @property
-    def has_previous(self) -> bool:
-        return not self.is_first
 
 
 def keyset_page(rows: QuerySet[M], *, after: Position | None, size: int) -> KeysetPage[M]:
@@ -98,5 +92,5 @@ def keyset_page(rows: QuerySet[M], *, after: Position | None, size: int) -> Keys
     return KeysetPage(
         object_list=found,
         next_position=position_text(found[-1]) if has_next else None,
-        is_first=after is None,
+        has_previous=after is not None,
     )

@@ -174,12 +174,11 @@ def _event_to_send(event_id: UUID | str) -> tuple[WebhookEvent | None, bool]:
         attempt_count=0,
         created_at__lt=OuterRef("created_at"),
     )
-    event = (
-        WebhookEvent.objects.select_related("company")
-        .annotate(held_back=Exists(earlier))
-        .filter(pk=event_id)
-        .first()
+    # No .first(): it would order by the model's -created_at, a sort for a primary-key lookup.
+    found = (
+        WebhookEvent.objects.select_related("company").annotate(held_back=Exists(earlier)).filter(pk=event_id)
     )
+    event = next(iter(found.filter(pk=event_id).order_by()[:1]), None)
     return event, bool(event and event.held_back)  # type: ignore[attr-defined]
 
 

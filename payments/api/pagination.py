@@ -10,7 +10,7 @@ from rest_framework import serializers
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.utils.urls import remove_query_param, replace_query_param
+from rest_framework.utils.urls import replace_query_param
 
 from payments.errors import FieldError, ValidationFailed
 from payments.keyset import KeysetPage, keyset_page, parse_position
@@ -108,7 +108,6 @@ class KassaPagination(LimitOffsetPagination):
             assert self.request is not None
             url = self.request.build_absolute_uri()
             following = replace_query_param(url, self.after_query_param, self.keyset.next_position)
-            following = remove_query_param(following, self.offset_query_param)
         return Response({"count": None, "next": following, "previous": None, "results": data})
 
     def get_limit(self, request: Request) -> int:
