@@ -12,11 +12,10 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from chains.base import is_sandbox
+from chains.base import sandbox_codes
 from invoices.models import Invoice
 from invoices.rules import overdue_conditions, overdue_filter
 from payments import jsonutil
-from payments.assets import all_assets
 from webhooks.models import WebhookEvent
 from webhooks.payloads import invoice_body
 from webhooks.services import webhook_publish_changed
@@ -58,7 +57,6 @@ def close_unpaid_batch(*, overdue: Q, batch: int, close: Closing) -> int:
     )
     due_sql, due_params = due.query.sql_with_params()
     table = Invoice._meta.db_table
-    sandbox = [asset.code for asset in all_assets() if is_sandbox(asset.code)]
     changed = f"""
         UPDATE {table} AS invoice SET status = %s, updated_at = %s
         WHERE invoice.id IN ({due_sql}) AND invoice.status = ANY(%s)
@@ -71,7 +69,7 @@ def close_unpaid_batch(*, overdue: Q, batch: int, close: Closing) -> int:
         now,
         *due_params,
         list(close.sources),
-        sandbox,
+        sandbox_codes(),
         *_body_around_id(close.target, sandbox=True),
         *_body_around_id(close.target, sandbox=False),
     ]

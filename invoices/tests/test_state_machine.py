@@ -19,7 +19,7 @@ from invoices import services
 from invoices.models import Invoice
 from invoices.services import TRANSITIONS, ItemInput
 from payments import jsonutil
-from payments.assets import get_asset
+from payments.assets import all_assets, get_asset
 from payments.errors import InvalidState
 from payments.models import Deposit, LedgerEntry
 from tests.chain import mine, pay
@@ -193,7 +193,8 @@ def test_the_sweep_writes_each_closed_invoice_its_event(  # type: ignore[no-unty
     skipped as the company's webhook URL says."""
     from webhooks.payloads import invoice_body
 
-    monkeypatch.setattr("invoices.expiry.is_sandbox", lambda code: on_sandbox)
+    codes = [asset.code for asset in all_assets()]
+    monkeypatch.setattr("invoices.expiry.sandbox_codes", lambda: codes if on_sandbox else [])
     monkeypatch.setattr("invoices.rules.is_sandbox", lambda code: on_sandbox)
     merchant.company.webhook_url = webhook_url
     merchant.company.save(update_fields=["webhook_url"])
