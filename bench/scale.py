@@ -411,7 +411,7 @@ def _measure_pair(
 
 def _plan_querysets(merchant: Merchant, targets: Targets) -> dict[str, QuerySet[Any]]:
     """The list queries as the views build them, keyed by the measured row they explain: the three deep
-    keyset pages, then the newest page of webhook events (its attempt count joins and groups every event)."""
+    keyset pages, then the newest page of webhook events (whose attempt count once grouped every event)."""
     from invoices.models import Invoice
     from invoices.selectors import invoice_list_for_company, invoice_search_for_company
     from payments.dashboard.views.common import PAGE_SIZE
