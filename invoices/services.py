@@ -33,6 +33,7 @@ from invoices.rules import (
     sandbox_can_drive,
 )
 from payments.assets import get_asset, price_decimals
+from payments.bulkinsert import insert_together
 from payments.deposit_addresses import deposit_address_allocate
 from payments.errors import FieldError, InvalidState, NotFound, UnsupportedAsset, ValidationFailed
 from payments.ledger import ledger_credit
@@ -41,7 +42,7 @@ from payments.money import MONEY_CONTEXT, exact_sum, quantize
 from payments.rates import rate as current_rate
 from webhooks.models import WebhookEvent
 from webhooks.payloads import invoice_body
-from webhooks.services import webhook_publish_many
+from webhooks.services import webhook_enqueue, webhook_event_rows, webhook_publish_many
 
 Status = Invoice.Status
 
@@ -124,7 +125,6 @@ def _credit(invoice: Invoice, amount: Decimal, reference: str) -> None:
 # --- transitions ------------------------------------------------------------------------------------------
 
 
-@transaction.atomic
 def invoice_create(
     *,
     company: Company,
@@ -134,7 +134,8 @@ def invoice_create(
     payment_currency: str | None = None,
     redirect_url: str | None = None,
 ) -> Invoice:
-    """-> created."""
+    """-> created. The invoice, its items and its webhook event are written in one statement
+    (`insert_together`), which commits whole by itself or in the caller's transaction."""
     decimals = price_decimals(invoice_currency)
     currency = invoice_currency.strip().lower()
     # Prices are rounded to the currency's decimals, half up, before anything adds them.
@@ -146,7 +147,7 @@ def invoice_create(
             [FieldError("items", "total_not_positive", "the total of the items must be greater than 0")]
         )
     fixed = require_allowed(company, payment_currency, "paymentCurrency") if payment_currency else ""
-    invoice = Invoice.objects.create(
+    invoice = Invoice(
         company=company,
         invoice_currency=currency,
         total=total,
@@ -154,16 +155,16 @@ def invoice_create(
         fixed_payment_code=fixed,
         redirect_url=redirect_url or "",
     )
-    created = InvoiceItem.objects.bulk_create(
-        [
-            InvoiceItem(invoice=invoice, position=position, name=item.name, price=price)
-            for position, (item, price) in enumerate(zip(items, rounded, strict=True))
-        ]
-    )
+    created = [
+        InvoiceItem(invoice=invoice, position=position, name=item.name, price=price)
+        for position, (item, price) in enumerate(zip(items, rounded, strict=True))
+    ]
+    events = webhook_event_rows([_event(invoice)])
+    insert_together([invoice], created, events)
+    webhook_enqueue(events)
     # `invoice.items.all()` answers with what was just written, in position order, as a prefetch would:
     # the API's answer to the create needs no second read of it.
     invoice._prefetched_objects_cache = {"items": created}  # type: ignore[attr-defined]
-    webhook_publish_many([_event(invoice)])
     return invoice
 
 

@@ -69,9 +69,16 @@ def webhook_publish(*, company: Company, family: str, object_id: str, body: dict
 def webhook_publish_many(events: Sequence[tuple[Company, str, str, dict[str, Any]]]) -> list[WebhookEvent]:
     """`webhook_publish` for many events at once (company, family, object_id, body): one INSERT, one message
     per deliverable event after commit. For set-based transitions such as the expiry sweep."""
-    webhook_deliver = task(DELIVER_TASK)
+    created = bulk_insert(webhook_event_rows(events))
+    webhook_enqueue(created)
+    return created
+
+
+def webhook_event_rows(events: Sequence[tuple[Company, str, str, dict[str, Any]]]) -> list[WebhookEvent]:
+    """The outbox rows of `webhook_publish_many`, not yet written: for a caller that writes them in the same
+    statement as its own rows (`insert_together`), then calls `webhook_enqueue` with them."""
     now = timezone.now()
-    rows = [
+    return [
         WebhookEvent(
             company=company,
             family=family,
@@ -83,11 +90,15 @@ def webhook_publish_many(events: Sequence[tuple[Company, str, str, dict[str, Any
         )
         for company, family, object_id, body in events
     ]
-    created = bulk_insert(rows)
-    for event in created:
+
+
+def webhook_enqueue(written: Sequence[WebhookEvent]) -> None:
+    """One delivery message per deliverable event of `written`, sent once the caller's transaction commits
+    (at once in autocommit, where the statement that wrote them has committed already)."""
+    webhook_deliver = task(DELIVER_TASK)
+    for event in written:
         if event.status == WebhookEvent.Status.PENDING:
             webhook_deliver.delay_on_commit(str(event.pk))
-    return created
 
 
 def webhook_publish_changed(changed_sql: str, params: Sequence[Any], *, family: str) -> int:

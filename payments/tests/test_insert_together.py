@@ -1,0 +1,73 @@
+"""`insert_together`: new rows of several models in one statement, with exact values and drawn keys, written
+whole or not at all (also with no transaction around it), on PostgreSQL and on SQLite."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from django.db import IntegrityError, connection
+from django.test.utils import CaptureQueriesContext
+
+from invoices.models import Invoice, InvoiceItem
+from payments.bulkinsert import insert_together
+from tests.factories import CompanyFactory
+from webhooks.models import WebhookEvent
+
+EXACT = Decimal("123456789012.123456789012345678")
+
+
+def _rows(company, positions=(0, 1, 2)):
+    invoice = Invoice(company=company, invoice_currency="usd", total=EXACT)
+    items = [
+        InvoiceItem(invoice=invoice, position=position, name=f"it's item {position}, \\N", price=EXACT)
+        for position in positions
+    ]
+    event = WebhookEvent(
+        company=company, family="invoice", object_id=str(invoice.pk), event_status="created", body='{"a": 1}'
+    )
+    return invoice, items, event
+
+
+@pytest.mark.django_db
+def test_writes_every_group_with_exact_values_and_sets_drawn_keys_in_order():
+    company = CompanyFactory()
+    invoice, items, event = _rows(company)
+
+    with CaptureQueriesContext(connection) as queries:
+        insert_together([invoice], items, [event])
+
+    assert len(queries) == (1 if connection.vendor == "postgresql" else 5)  # SQLite: BEGIN, 3 INSERTs, COMMIT
+    stored = Invoice.objects.get(pk=invoice.pk)
+    assert stored.total == EXACT and stored.created_at == invoice.created_at and stored.status == "created"
+    assert [(i.pk, i.position, i.name, i.price) for i in stored.items.order_by("position")] == [
+        (i.pk, i.position, i.name, EXACT) for i in items
+    ]
+    assert all(item.pk for item in items)
+    assert WebhookEvent.objects.get(pk=event.pk).object_id == str(invoice.pk)
+    assert not invoice._state.adding and not any(item._state.adding for item in items)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_refused_group_leaves_no_row_of_any_group_without_a_transaction_around_it():
+    company = CompanyFactory()
+    invoice, items, event = _rows(company, positions=(0, 0))  # the second item breaks (invoice, position)
+
+    assert connection.get_autocommit()
+    with pytest.raises(IntegrityError):
+        insert_together([invoice], items, [event])
+
+    assert not Invoice.objects.exists()
+    assert not InvoiceItem.objects.exists()
+    assert not WebhookEvent.objects.exists()
+
+
+@pytest.mark.django_db
+def test_empty_groups_are_left_out():
+    company = CompanyFactory()
+    invoice, _, _ = _rows(company)
+
+    insert_together([invoice], [], [])
+    insert_together()
+
+    assert Invoice.objects.filter(pk=invoice.pk).exists()
