@@ -16,6 +16,7 @@ COMMIT around it.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
@@ -99,46 +100,60 @@ def insert_together(*groups: Sequence[Model]) -> None:
             for group in groups:
                 type(group[0])._default_manager.bulk_create(group)
         return
-    parts: list[sql.Composed] = []
-    params: list[Any] = []
-    keyed: list[tuple[int, Sequence[Model], Field]] = []
-    for index, group in enumerate(groups):
-        meta = type(group[0])._meta
-        pk = meta.pk
-        assert pk is not None
-        # A key from the column's sequence comes back through RETURNING, in the order of the VALUES rows
-        # (what Django's bulk_create relies on for PostgreSQL as well).
-        drawn = isinstance(pk, AutoField) and all(obj.pk is None for obj in group)
-        fields = [field for field in meta.concrete_fields if not (drawn and field is pk)]
-        row = "(" + ", ".join(["%s"] * len(fields)) + ")"
-        statement = sql.SQL("{} AS (INSERT INTO {} ({}) VALUES {}{})").format(
-            sql.Identifier(f"insert_{index}"),
-            sql.Identifier(meta.db_table),
-            sql.SQL(", ").join(sql.Identifier(str(field.column)) for field in fields),
-            sql.SQL(", ".join([row] * len(group))),
-            sql.SQL(" RETURNING {}").format(sql.Identifier(str(pk.column))) if drawn else sql.SQL(""),
-        )
-        parts.append(statement)
-        params += [_prepared(field, field.pre_save(obj, add=True), db) for obj in group for field in fields]
-        if drawn:
-            keyed.append((index, group, pk))
-    keys = sql.SQL(", ").join(
-        sql.SQL("(SELECT array_agg({}) FROM {})").format(
-            sql.Identifier(str(pk.column)), sql.Identifier(f"insert_{i}")
-        )
-        for i, _, pk in keyed
+    # A key from the column's sequence comes back through RETURNING, in the order of the VALUES rows (what
+    # Django's bulk_create relies on for PostgreSQL as well).
+    shape = tuple(
+        (type(group[0]), len(group), isinstance(type(group[0])._meta.pk, AutoField) and _keyless(group))
+        for group in groups
     )
-    statement = sql.SQL("WITH {} SELECT {}").format(sql.SQL(", ").join(parts), keys or sql.SQL("1"))
+    params: list[Any] = [
+        _prepared(field, field.pre_save(obj, add=True), db)
+        for (model, _, drawn), group in zip(shape, groups, strict=True)
+        for obj in group
+        for field in _written_fields(model, drawn)
+    ]
     with db.cursor() as cursor:
-        cursor.execute(statement.as_string(cursor.cursor), params)
-        drawn_keys = cursor.fetchone()
-    for (_, group, pk), values in zip(keyed, drawn_keys if keyed else (), strict=True):
-        for obj, value in zip(group, values, strict=True):
-            setattr(obj, pk.attname, value)
+        cursor.execute(_together_sql(shape), params)
+        drawn_keys = iter(cursor.fetchone())
+    for (model, _, drawn), group in zip(shape, groups, strict=True):
+        if drawn:
+            pk = model._meta.pk
+            for obj, value in zip(group, next(drawn_keys), strict=True):
+                setattr(obj, pk.attname, value)
     for group in groups:
         for obj in group:
             obj._state.adding = False
             obj._state.db = db.alias
+
+
+def _keyless(group: Sequence[Model]) -> bool:
+    return all(obj.pk is None for obj in group)
+
+
+def _written_fields(model: type[Model], drawn: bool) -> list[Field]:
+    return [field for field in model._meta.concrete_fields if not (drawn and field.primary_key)]
+
+
+@functools.lru_cache(maxsize=256)
+def _together_sql(shape: tuple[tuple[type[Model], int, bool], ...]) -> str:
+    """The statement of `insert_together` for groups of these (model, rows, keys drawn): built once per
+    shape and process, since composing it costs as much as running it. Its one row holds the drawn keys of
+    each group that draws them, as an array, in VALUES order."""
+    quote = connections[DEFAULT_DB_ALIAS].ops.quote_name
+    parts, keys = [], []
+    for index, (model, rows, drawn) in enumerate(shape):
+        fields = _written_fields(model, drawn)
+        row = "(" + ", ".join(["%s"] * len(fields)) + ")"
+        columns = ", ".join(quote(str(field.column)) for field in fields)
+        pk = quote(str(model._meta.pk.column))  # type: ignore[union-attr]
+        returning = f" RETURNING {pk}" if drawn else ""
+        values = ", ".join([row] * rows)
+        table = quote(model._meta.db_table)
+        # Table and column names from the models; every value is a parameter.
+        parts.append(f"insert_{index} AS (INSERT INTO {table} ({columns}) VALUES {values}{returning})")  # noqa: S608
+        if drawn:
+            keys.append(f"(SELECT array_agg({pk}) FROM insert_{index})")  # noqa: S608
+    return f"WITH {', '.join(parts)} SELECT {', '.join(keys) or 1}"
 
 
 # Field classes (exactly these, not subclasses that may prepare values their own way) whose
