@@ -29,6 +29,7 @@ from payments.money import MONEY_CONTEXT, NotAnAmountType, check_range, decimal_
 
 Kind = LedgerEntry.Kind
 CompanyId = UUID | str
+Holds = Sequence[tuple[str, Decimal, str]]  # (code, amount, reference) each
 
 CREDIT_KINDS = frozenset({Kind.DEPOSIT_CREDIT, Kind.INVOICE_CREDIT, Kind.ADJUSTMENT})
 _REFERENCE_MAX_LENGTH = LedgerEntry._meta.get_field("reference").max_length or 100
@@ -245,10 +246,7 @@ def ledger_hold(*, company_id: CompanyId, code: str, amount: Decimal, reference:
 
 
 def ledger_hold_many(
-    *,
-    company_id: CompanyId,
-    holds: Sequence[tuple[str, Decimal, str]],
-    locked: Mapping[str, Account] | None = None,
+    *, company_id: CompanyId, holds: Holds, locked: Mapping[str, Account] | None = None
 ) -> list[LedgerEntry]:
     """Hold every (code, amount, reference) or none: a bulk withdrawal of up to 1000 items, one transaction.
 
@@ -258,17 +256,30 @@ def ledger_hold_many(
     in the caller's transaction without a savepoint of its own (two round trips fewer on the withdrawal
     path): every check comes before any write, and an error fails the caller's whole transaction.
     """
-    if locked is not None:
-        if not transaction.get_connection().in_atomic_block:
-            raise transaction.TransactionManagementError("locked accounts exist only inside a transaction")
-        return _hold_many(company_id, holds, locked)
-    with transaction.atomic():
-        return _hold_many(company_id, holds, None)
+    if locked is None:
+        with transaction.atomic():
+            return ledger_hold_many(company_id=company_id, holds=holds, locked={})
+    entries = _hold_many(company_id, holds, locked, fresh=False)
+    bulk_insert([entry for entry in entries if entry.pk is None])  # sets the new entries' keys
+    return entries
+
+
+def ledger_hold_unwritten(
+    *, company_id: CompanyId, holds: Holds, locked: Mapping[str, Account]
+) -> list[LedgerEntry]:
+    """`ledger_hold_many` with `locked` for references made in this transaction (withdrawal_accept's
+    "withdrawal:<uid>", the uid just drawn from its counter), returning the entries unsaved: the caller
+    writes them in this transaction. Such a reference is never a replay, so none is read; were one written
+    before after all, the unique ledger_entry_once (account, kind, reference) fails the whole transaction."""
+    return _hold_many(company_id, holds, locked, fresh=True)
 
 
 def _hold_many(
-    company_id: CompanyId, holds: Sequence[tuple[str, Decimal, str]], locked: Mapping[str, Account] | None
+    company_id: CompanyId, holds: Holds, locked: Mapping[str, Account], *, fresh: bool
 ) -> list[LedgerEntry]:
+    """The entries of `holds` in order: replays as first written, new ones unsaved; the accounts saved."""
+    if not transaction.get_connection().in_atomic_block:
+        raise transaction.TransactionManagementError("locked accounts exist only inside a transaction")
     items: list[tuple[str, Decimal, str]] = []
     seen: set[tuple[str, str]] = set()
     for raw_code, amount, reference in holds:
@@ -288,16 +299,20 @@ def _hold_many(
         code: _still_locked(locked, company_id, code) or account_for_update(company_id=company_id, code=code)
         for code in sorted({code for code, _, _ in items})
     }
-    replayed = _replayed(accounts.values(), {Kind.WITHDRAWAL_HOLD}, {reference for _, _, reference in items})
+    replayed = {} if fresh else _replayed(accounts.values(), {Kind.WITHDRAWAL_HOLD}, {r for *_, r in items})
 
+    entries: list[LedgerEntry] = []
     requested: dict[str, Decimal] = {}
     with decimal.localcontext(MONEY_CONTEXT):
         for code, amount, reference in items:
-            done = replayed.get((accounts[code].pk, Kind.WITHDRAWAL_HOLD, reference))
-            if done is not None:
-                _require_replay_matches(done, amount.copy_negate(), amount)
+            entry = replayed.get((accounts[code].pk, Kind.WITHDRAWAL_HOLD, reference))
+            if entry is not None:
+                _require_replay_matches(entry, amount.copy_negate(), amount)
             else:
                 requested[code] = requested.get(code, _ZERO) + amount
+                entry = LedgerEntry(account=accounts[code], kind=Kind.WITHDRAWAL_HOLD, reference=reference)
+                entry.available_delta, entry.held_delta = amount.copy_negate(), amount
+            entries.append(entry)
     # All checks before any write: one short code refuses the whole batch.
     shortfalls = [
         Shortfall(code, accounts[code].available, total)
@@ -313,22 +328,7 @@ def _hold_many(
             account.available -= total
             account.held += total
         account.save(update_fields=["available", "held", "updated_at"])
-    fresh = [
-        LedgerEntry(
-            account=accounts[code],
-            kind=Kind.WITHDRAWAL_HOLD,
-            available_delta=amount.copy_negate(),
-            held_delta=amount,
-            reference=reference,
-        )
-        for code, amount, reference in items
-        if (accounts[code].pk, Kind.WITHDRAWAL_HOLD, reference) not in replayed
-    ]
-    created = iter(bulk_insert(fresh))
-    return [
-        replayed.get((accounts[code].pk, Kind.WITHDRAWAL_HOLD, reference)) or next(created)
-        for code, _, reference in items
-    ]
+    return entries
 
 
 def _still_locked(locked: Mapping[str, Account] | None, company_id: CompanyId, code: str) -> Account | None:

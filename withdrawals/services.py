@@ -29,18 +29,18 @@ from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from chains.base import get_backend, is_sandbox
 from config.tasks import task
 from payments.assets import get_asset
-from payments.bulkinsert import bulk_insert
+from payments.bulkinsert import bulk_insert, insert_together
 from payments.errors import FieldError, InvalidState, NotFound, UnsupportedAsset, ValidationFailed
 from payments.ledger import (
     InsufficientBalance,
     account_for_update,
-    ledger_hold_many,
+    ledger_hold_unwritten,
     ledger_post,
     ledger_release,
 )
@@ -48,7 +48,7 @@ from payments.models import Company, SandboxTransaction
 from payments.money import MONEY_CONTEXT, number_text
 from webhooks.models import WebhookEvent
 from webhooks.payloads import withdrawal_body
-from webhooks.services import webhook_publish, webhook_publish_many
+from webhooks.services import webhook_enqueue, webhook_event_rows, webhook_publish
 from withdrawals.models import Withdrawal, WithdrawalCounter, WithdrawalRequest
 from withdrawals.rules import CheckedItem, WithdrawalItem, check_item
 
@@ -61,6 +61,11 @@ Status = Withdrawal.Status
 ACCEPTED_MESSAGE = "Withdrawal accepted"
 
 PLAN_TASK = "withdrawals.tasks.payout_plan"
+# Up to this many items a withdrawal writes its rows in one INSERT statement (insert_together), four round
+# trips fewer than with COPY (bulk_insert: two key draws, three COPYs). COPY is faster per row: a VALUES list
+# costs about 0.25 ms more per item (1,000 items: 0.44 s against 0.19 s). They break even near 6 items on
+# loopback, later over a network, where each round trip costs more.
+TOGETHER_MAX_ITEMS = 10
 
 
 # --- helpers ----------------------------------------------------------------------------------------------
@@ -120,16 +125,26 @@ def _guard(withdrawal: Withdrawal, name: str) -> str:
 
 
 def _next_uids(company: Company, count: int) -> list[str]:
-    """`count` fresh uids; the counter row stays locked until commit, so no uid is ever handed out twice."""
-    locked = WithdrawalCounter.objects.select_for_update()
-    counter = locked.filter(company=company).first()
-    if counter is None:
-        # A concurrent first withdrawal may insert the same row: ignore the conflict, then lock whichever won.
-        WithdrawalCounter.objects.bulk_create([WithdrawalCounter(company=company)], ignore_conflicts=True)
-        counter = locked.get(company=company)
-    first = counter.next_sequence
-    counter.next_sequence = first + count
-    counter.save(update_fields=["next_sequence"])
+    """`count` fresh uids, in one round trip: `UPDATE ... RETURNING` takes the counter row's lock and keeps it
+    until commit. A concurrent caller waits for that lock, then (READ COMMITTED) adds to the row as the first
+    one committed it, so no uid is ever handed out twice; a rolled-back call hands out nothing."""
+    meta, quote = WithdrawalCounter._meta, connection.ops.quote_name
+    key, sequence = meta.get_field("company"), quote(str(meta.get_field("next_sequence").column))
+    update = (
+        f"UPDATE {quote(meta.db_table)} SET {sequence} = {sequence} + %s "  # noqa: S608 - names from _meta
+        f"WHERE {quote(str(key.column))} = %s RETURNING {sequence}"
+    )
+    params = [count, key.get_db_prep_value(company.pk, connection)]
+    with connection.cursor() as cursor:
+        cursor.execute(update, params)
+        row = cursor.fetchone()
+        if row is None:  # the company's first withdrawal
+            # A concurrent first withdrawal may insert the same row: our insert waits for it and is then
+            # ignored as a conflict; either way the UPDATE then finds (and locks) the one committed row.
+            WithdrawalCounter.objects.bulk_create([WithdrawalCounter(company=company)], ignore_conflicts=True)
+            cursor.execute(update, params)
+            row = cursor.fetchone()
+    first = row[0] - count
     return [f"{company.uid_prefix}-{sequence}" for sequence in range(first, first + count)]
 
 
@@ -158,28 +173,36 @@ def withdrawal_accept(
             (item.code, item.amount + item.fee, f"withdrawal:{uid}")
             for item, uid in zip(items, uids, strict=True)
         ]
-    ledger_hold_many(company_id=company.pk, holds=holds, locked=locked)
-    withdrawals = bulk_insert(
-        [
-            Withdrawal(
-                uid=uid,
-                company=company,
-                request=request,
-                code=item.code,
-                to_address=item.to,
-                tag=item.tag,
-                amount=item.amount,
-                fee=item.fee,
-                is_automatic=is_automatic,
-                is_refund=refund_invoice_id is not None,
-                refund_invoice_id=refund_invoice_id,
-            )
-            for item, uid in zip(items, uids, strict=True)
-        ]
-    )
-    webhook_publish_many(
+    # Every check made and the accounts updated; the entries come back unsaved and are written below, in
+    # this transaction. No replay read: each reference carries a uid just drawn from the counter (see
+    # ledger_hold_unwritten and the unique ledger_entry_once).
+    entries = ledger_hold_unwritten(company_id=company.pk, holds=holds, locked=locked)
+    withdrawals = [
+        Withdrawal(
+            uid=uid,
+            company=company,
+            request=request,
+            code=item.code,
+            to_address=item.to,
+            tag=item.tag,
+            amount=item.amount,
+            fee=item.fee,
+            is_automatic=is_automatic,
+            is_refund=refund_invoice_id is not None,
+            refund_invoice_id=refund_invoice_id,
+        )
+        for item, uid in zip(items, uids, strict=True)
+    ]
+    events = webhook_event_rows(
         [(company, WebhookEvent.Family.WITHDRAWAL, w.uid, _body(w, tx_hash="")) for w in withdrawals]
     )
+    if len(withdrawals) <= TOGETHER_MAX_ITEMS:
+        # Entries, withdrawals and webhook events in one statement (one round trip, keys by RETURNING).
+        insert_together(entries, withdrawals, events)
+    else:
+        for rows in (entries, withdrawals, events):  # a large bulk: COPY is faster than a long VALUES list
+            bulk_insert(rows)
+    webhook_enqueue(events)
     for code in sorted({item.code for item in items}):
         # One message per code, however many withdrawals: the planner batches them (withdrawals.payouts).
         # A lost message is found by the payout monitor.

@@ -17,6 +17,7 @@ from payments.ledger import (
     ledger_credit,
     ledger_hold,
     ledger_hold_many,
+    ledger_hold_unwritten,
     ledger_post,
     ledger_release,
     ledger_verify,
@@ -682,3 +683,54 @@ def test_hold_many_uses_the_accounts_its_caller_locked_and_refuses_anothers(comp
         locked = {"btc": account_for_update(company_id=other.pk, code="btc")}
         ledger_hold_many(company_id=company.pk, holds=[("btc", Decimal(1), "w:2")], locked=locked)
     assert _balance(company) == (Decimal(9), Decimal(1))
+
+
+def test_hold_unwritten_updates_the_accounts_and_leaves_the_entries_to_the_caller(company):
+    _credit(company, "10")
+    _credit(company, "5", code="eth")
+    holds = [("eth", Decimal(1), "withdrawal:001-1"), ("btc", Decimal(2), "withdrawal:001-2")]
+    with transaction.atomic():
+        locked = {code: account_for_update(company_id=company.pk, code=code) for code in ("btc", "eth")}
+        with CaptureQueriesContext(connection) as queries:
+            entries = ledger_hold_unwritten(company_id=company.pk, holds=holds, locked=locked)
+        assert [(e.account.code, e.available_delta, e.held_delta, e.reference, e.pk) for e in entries] == [
+            ("eth", Decimal(-1), Decimal(1), "withdrawal:001-1", None),
+            ("btc", Decimal(-2), Decimal(2), "withdrawal:001-2", None),
+        ]
+        # Only the two account updates: no replay read, no lock taken again, no entry written.
+        assert [q["sql"].split()[0] for q in queries.captured_queries] == ["UPDATE", "UPDATE"]
+        assert _balance(company) == (Decimal(8), Decimal(2))
+        LedgerEntry.objects.bulk_create(entries)
+    assert _balance(company, "eth") == (Decimal(4), Decimal(1))
+    assert ledger_verify() == []
+
+
+def test_hold_unwritten_names_every_short_code_before_any_write(company):
+    _credit(company, "1")
+    _credit(company, "1", code="eth")
+    with transaction.atomic():
+        locked = {
+            code: account_for_update(company_id=company.pk, code=code) for code in ("btc", "eth", "trx")
+        }
+        with CaptureQueriesContext(connection) as queries, pytest.raises(InsufficientBalance) as caught:
+            ledger_hold_unwritten(
+                company_id=company.pk,
+                holds=[("trx", Decimal(1), "w:1"), ("eth", Decimal(1), "w:2"), ("btc", Decimal(2), "w:3")],
+                locked=locked,
+            )
+    assert [s.code for s in caught.value.shortfalls] == ["btc", "trx"]
+    assert queries.captured_queries == []
+    assert (_balance(company), _balance(company, "eth")) == (
+        (Decimal(1), Decimal(0)),
+        (Decimal(1), Decimal(0)),
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_hold_unwritten_needs_the_callers_transaction(company):
+    _credit(company, "10")
+    with transaction.atomic():
+        locked = {"btc": account_for_update(company_id=company.pk, code="btc")}
+
+    with pytest.raises(transaction.TransactionManagementError):
+        ledger_hold_unwritten(company_id=company.pk, holds=[("btc", Decimal(1), "w:1")], locked=locked)

@@ -1,18 +1,22 @@
 """Races on PostgreSQL (real row locks): each operation in its own thread and database connection."""
 
+import threading
+import time
 from decimal import Decimal
 
 import pytest
 from django.core.cache import cache
+from django.db import connection
 
 from payments.ledger import ledger_verify
 from payments.models import Account, LedgerEntry, SandboxTransaction
 from tests.chain import fund
 from tests.workers import run_together
 from webhooks.models import WebhookEvent
-from withdrawals import payouts, tasks
+from withdrawals import payouts, services, tasks
 from withdrawals.auto_withdrawals import auto_withdrawal_sweep, auto_withdrawal_sweep_due
-from withdrawals.models import AutoWithdrawalRule, IdempotencyKey, Withdrawal
+from withdrawals.models import AutoWithdrawalRule, IdempotencyKey, Withdrawal, WithdrawalCounter
+from withdrawals.rules import WithdrawalItem
 from withdrawals.tests.conftest import ADDRESSES, balance, client_for, item, withdraw
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -123,4 +127,128 @@ def test_concurrent_bulk_calls_over_two_assets_neither_deadlock_nor_overspend(me
     assert {r.json()["code"] for r in responses if r.status_code != 200} == {"insufficient_balance"}
     accounts = Account.objects.filter(company=merchant.company)
     assert {a.code: a.available for a in accounts} == {"btc": Decimal(0), "eth": Decimal(0)}
+    assert ledger_verify() == []
+
+
+# --- the uid counter: one `UPDATE ... RETURNING`, its row lock held until commit ---------------------------
+
+
+def _items(code, count):
+    amount = {"btc": "0.001", "eth": "0.01", "ltc": "0.01", "trx": "15", "ton": "1"}[code]
+    tag = "42" if code == "ton" else ""
+    return [WithdrawalItem(asset=code, to=ADDRESSES[code], amount=Decimal(amount), tag=tag)] * count
+
+
+def _sequences(withdrawals):
+    return [int(w.uid.split("-")[1]) for w in withdrawals]
+
+
+def test_concurrent_withdrawals_in_different_codes_get_unique_consecutive_uids(merchant):
+    """Five codes, so the account locks do not queue the calls and they meet at the counter; the company has
+    no counter row yet, so the first ones also race to create it."""
+    codes = ["btc", "eth", "ltc", "trx", "ton"]
+    for code, amount in {"btc": "1", "eth": "1", "ltc": "10", "trx": "1000", "ton": "100"}.items():
+        fund(merchant.company, code, amount)
+    assert not WithdrawalCounter.objects.exists()
+    sizes = [1 + i % 3 for i in range(20)]
+    calls = [
+        (
+            lambda code=codes[i % 5], size=size: services.withdrawal_request(
+                company=merchant.company, items=_items(code, size)
+            )
+        )
+        for i, size in enumerate(sizes)
+    ]
+
+    outcomes = run_together(calls)
+
+    assert not [o for o in outcomes if isinstance(o, Exception)], outcomes
+    for accepted, size in zip(outcomes, sizes, strict=True):
+        first = _sequences(accepted)[0]
+        assert _sequences(accepted) == list(range(first, first + size))  # one call, one range
+    every = sorted(sequence for accepted in outcomes for sequence in _sequences(accepted))
+    assert every == list(range(1, sum(sizes) + 1))  # none twice, none skipped
+    assert WithdrawalCounter.objects.get().next_sequence == sum(sizes) + 1
+    assert Withdrawal.objects.count() == sum(sizes)
+    assert ledger_verify() == []
+
+
+def _someone_waits_on_a_lock():
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        )
+        return cursor.fetchone()[0] > 0
+
+
+@pytest.mark.parametrize("first_of_company", [True, False])
+@pytest.mark.parametrize("outcome", ["commit", "rollback"])
+def test_a_withdrawal_waits_for_the_counter_another_transaction_holds(merchant, first_of_company, outcome):
+    """A holds uids (and the counter row, or the row it just inserted) in an open transaction; B, in another
+    code, must wait for it, then continue after A's range, or take the same range when A rolled back."""
+    company = merchant.company
+    fund(company, "btc", "1")
+    fund(company, "eth", "1")
+    start = 1
+    if not first_of_company:
+        services.withdrawal_request(company=company, items=_items("btc", 1))
+        start = 2
+    holding, release = threading.Event(), threading.Event()
+
+    class RolledBack(Exception):
+        pass
+
+    def hold_open(accepted):  # inside A's transaction, after its uids were drawn
+        holding.set()
+        assert release.wait(timeout=30)
+        if outcome == "rollback":
+            raise RolledBack
+
+    def a():
+        try:
+            return services.withdrawal_request(company=company, items=_items("btc", 3), on_accepted=hold_open)
+        except RolledBack:
+            return None
+        finally:
+            holding.set()
+
+    results: dict[str, object] = {}
+
+    def run(name, operation):
+        try:
+            results[name] = operation()
+        except Exception as exc:
+            results[name] = exc
+        finally:
+            connection.close()
+
+    def b():
+        return services.withdrawal_request(company=company, items=_items("eth", 2))
+
+    threads = [threading.Thread(target=run, args=("a", a)), threading.Thread(target=run, args=("b", b))]
+    threads[0].start()
+    try:
+        assert holding.wait(timeout=30)
+        threads[1].start()
+        deadline = time.monotonic() + 30
+        while not _someone_waits_on_a_lock():  # B is queued behind A's lock before A ends
+            assert time.monotonic() < deadline, "B never waited for A's counter"
+        assert "b" not in results
+    finally:
+        release.set()
+        for thread in threads:
+            if thread.is_alive():
+                thread.join(timeout=60)
+    assert not any(thread.is_alive() for thread in threads)
+
+    b = results["b"]
+    assert not isinstance(b, Exception), b
+    if outcome == "commit":
+        assert _sequences(results["a"]) == [start, start + 1, start + 2]
+        assert _sequences(b) == [start + 3, start + 4]
+    else:
+        assert results["a"] is None
+        assert _sequences(b) == [start, start + 1]
+    assert WithdrawalCounter.objects.get().next_sequence == _sequences(b)[-1] + 1
     assert ledger_verify() == []

@@ -1,0 +1,149 @@
+"""What accepting a withdrawal costs the database, and that the rows are written whole or not at all.
+
+A one-item withdrawal on PostgreSQL: the token lookup, BEGIN, the account lock, the counter's
+`UPDATE ... RETURNING`, the account update, one statement writing the hold, the withdrawal and its webhook
+event, COMMIT. COPY (bulk_insert) only above `TOGETHER_MAX_ITEMS`; COPY is not in `connection.queries`, so
+the driver's `copy` is watched as well.
+"""
+
+from decimal import Decimal
+
+import psycopg
+import pytest
+from django.db import IntegrityError, connection
+from django.test.utils import CaptureQueriesContext
+
+from payments.ledger import ledger_hold, ledger_verify
+from payments.models import LedgerEntry
+from tests.chain import fund
+from webhooks.models import WebhookEvent
+from withdrawals import services
+from withdrawals.models import Withdrawal, WithdrawalCounter, WithdrawalRequest
+from withdrawals.rules import WithdrawalItem
+from withdrawals.tests.conftest import ADDRESSES, balance, item, withdraw
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def copies(monkeypatch):
+    """The COPY statements run meanwhile (the driver's, so none escapes however it is reached)."""
+    seen: list[str] = []
+    real = psycopg.Cursor.copy
+
+    def spy(self, statement, *args, **kwargs):
+        seen.append(statement.as_string(self) if hasattr(statement, "as_string") else str(statement))
+        return real(self, statement, *args, **kwargs)
+
+    monkeypatch.setattr(psycopg.Cursor, "copy", spy)
+    return seen
+
+
+def _sequence(uid):
+    return int(uid.split("-")[1])
+
+
+def _items(count, code="btc", amount="0.001"):
+    return [WithdrawalItem(asset=code, to=ADDRESSES[code], amount=Decimal(amount)) for _ in range(count)]
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)  # the request's own BEGIN and COMMIT, as in production
+def test_one_item_withdrawal_is_seven_statements_and_no_copy(api, funded, copies):
+    withdraw(api, item())  # the company's first withdrawal also creates its counter row
+
+    with CaptureQueriesContext(connection) as queries:
+        response = withdraw(api, item())
+
+    assert response.status_code == 200
+    statements = [q["sql"] for q in queries.captured_queries]
+    assert len(statements) <= 7, "\n".join(s[:120] for s in statements)
+    assert (statements[1], statements[-1]) == ("BEGIN", "COMMIT")
+    assert copies == []
+    assert not [s for s in statements if "nextval" in s or "SAVEPOINT" in s]
+    assert not [
+        s for s in statements if s.startswith("SELECT") and "payments_ledgerentry" in s
+    ]  # no replay read
+    assert [s for s in statements if "FOR UPDATE" in s] == [statements[2]]  # the account, nothing else
+    assert statements[3].startswith('UPDATE "withdrawals_withdrawalcounter"') and "RETURNING" in statements[3]
+    (write,) = [s for s in statements if s.startswith("WITH")]
+    for table in ("payments_ledgerentry", "withdrawals_withdrawal", "webhooks_webhookevent"):
+        assert f'INSERT INTO "{table}"' in write
+
+
+@pytest.mark.postgres
+def test_a_bulk_above_the_limit_is_written_with_copy(merchant, copies):
+    fund(merchant.company, "btc", "1")
+    copies.clear()  # the funding credit's
+
+    small = services.withdrawal_request(company=merchant.company, items=_items(services.TOGETHER_MAX_ITEMS))
+    assert copies == []
+    large = services.withdrawal_request(
+        company=merchant.company, items=_items(services.TOGETHER_MAX_ITEMS + 1)
+    )
+    assert [c.split()[1] for c in copies] == [
+        '"payments_ledgerentry"',
+        '"withdrawals_withdrawal"',
+        '"webhooks_webhookevent"',
+    ]
+    assert len(small) + len(large) == Withdrawal.objects.count()
+
+
+@pytest.mark.parametrize("count", [1, 3, services.TOGETHER_MAX_ITEMS, services.TOGETHER_MAX_ITEMS + 1])
+def test_every_row_is_written_with_its_key_whichever_way(merchant, count):
+    fund(merchant.company, "btc", "1")
+    fund(merchant.company, "eth", "1")
+    items = [*_items(count - count // 2), *_items(count // 2, "eth", "0.01")]
+
+    accepted = services.withdrawal_request(company=merchant.company, items=items)
+
+    assert [w.code for w in accepted] == [i.asset for i in items]
+    assert [Withdrawal.objects.get(pk=w.pk).uid for w in accepted] == [w.uid for w in accepted]
+    assert [_sequence(w.uid) for w in accepted] == list(range(1, count + 1))
+    holds = LedgerEntry.objects.filter(kind="withdrawal_hold")
+    assert sorted(holds.values_list("reference", flat=True)) == sorted(w.reference for w in accepted)
+    events = WebhookEvent.objects.filter(family="withdrawal")
+    assert sorted(events.values_list("object_id", flat=True)) == sorted(w.uid for w in accepted)
+    assert WithdrawalRequest.objects.count() == (1 if count > 1 else 0)
+    assert WithdrawalCounter.objects.get(company=merchant.company).next_sequence == count + 1
+    assert ledger_verify() == []
+
+
+def test_a_bulk_of_three_with_one_short_code_writes_nothing(api, merchant):
+    fund(merchant.company, "btc", "1")
+    fund(merchant.company, "eth", "0.0054")  # 0.005 + 0.0005 fee is 0.0055
+    first = withdraw(api, item()).json()[0]["uid"]
+    before = {code: balance(merchant.company, code) for code in ("btc", "eth")}
+
+    refused = withdraw(api, item(), item("eth", "0.005"), item())
+
+    assert refused.status_code == 400
+    assert refused.json()["code"] == "insufficient_balance"
+    assert [e["field"] for e in refused.json()["errors"]] == ["items[1].amount"]
+    assert {code: balance(merchant.company, code) for code in before} == before
+    assert list(Withdrawal.objects.values_list("uid", flat=True)) == [first]
+    assert LedgerEntry.objects.filter(kind="withdrawal_hold").count() == 1
+    assert WebhookEvent.objects.filter(family="withdrawal").count() == 1
+    assert not WithdrawalRequest.objects.exists()
+    # The counter went back with the rest: the next uid is the one after the first.
+    assert _sequence(withdraw(api, item()).json()[0]["uid"]) == _sequence(first) + 1
+    assert ledger_verify() == []
+
+
+def test_a_hold_reference_used_before_fails_the_whole_acceptance(merchant):
+    """Nothing reads for replays on this path; were the next uid's reference held already, the unique
+    (account, kind, reference) refuses the write and nothing of the acceptance stays, balances included."""
+    fund(merchant.company, "btc", "1")
+    (first,) = services.withdrawal_request(company=merchant.company, items=_items(1))
+    taken = f"withdrawal:{merchant.company.uid_prefix}-{_sequence(first.uid) + 2}"
+    ledger_hold(company_id=merchant.company.pk, code="btc", amount=Decimal("0.0011"), reference=taken)
+    before = balance(merchant.company, "btc")
+
+    with pytest.raises(IntegrityError):
+        services.withdrawal_request(company=merchant.company, items=_items(2))
+
+    assert balance(merchant.company, "btc") == before
+    assert list(Withdrawal.objects.values_list("uid", flat=True)) == [first.uid]
+    assert WebhookEvent.objects.filter(family="withdrawal").count() == 1
+    assert WithdrawalCounter.objects.get(company=merchant.company).next_sequence == _sequence(first.uid) + 1
+    assert ledger_verify() == []
