@@ -13,7 +13,7 @@ import random
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -24,7 +24,7 @@ import requests
 from cryptography.fernet import InvalidToken
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Exists, OuterRef, Q, Subquery
+from django.db.models import Q
 from django.utils import timezone
 
 from config.tasks import task
@@ -157,45 +157,62 @@ def _lease_free(now: datetime, token: UUID | None) -> Q:
     return free
 
 
-def _claim(event_id: UUID | str, token: UUID | None) -> UUID | None:
-    """Take the delivery lease if the event is due and nobody holds it; the new lease token, else None."""
-    now = timezone.now()
-    new_token = uuid.uuid4()
-    claimed = (
-        WebhookEvent.objects.filter(pk=event_id, status=WebhookEvent.Status.PENDING, next_attempt_at__lte=now)
-        .filter(_lease_free(now, token))
-        .update(
-            lease_token=new_token,
-            lease_expires_at=now + timedelta(seconds=settings.WEBHOOK_LEASE_SECONDS),
-        )
-    )
-    return new_token if claimed else None
+# The statements of a delivery: table names from the models, every value a parameter. SQLite runs them all
+# but `_RECORD_SQL`.
+_EVENT, _ATTEMPT, _COMPANY = (model._meta.db_table for model in (WebhookEvent, WebhookAttempt, Company))
+# Claimable by a message: pending, due, the lease free or held by the poller for this very message.
+_CLAIMABLE = """status = %s AND next_attempt_at <= %s
+    AND (lease_expires_at IS NULL OR lease_expires_at <= %s OR lease_token = %s)"""
+# Held back: an earlier event of its object still waits for its first attempt. Events of an object go out in
+# order, but only first attempts hold later ones back: a failing one never blocks them for its retry schedule.
+_HELD_BACK = f"""EXISTS (SELECT 1 FROM {_EVENT} AS earlier WHERE earlier.company_id = {_EVENT}.company_id
+    AND earlier.family = {_EVENT}.family AND earlier.object_id = {_EVENT}.object_id AND earlier.status = %s
+    AND earlier.attempt_count = 0 AND earlier.created_at < {_EVENT}.created_at)"""  # noqa: S608
+# The claim, atomic by itself: the lease of a claimable event not held back, and what the delivery needs, with
+# the URL and signing-secret columns of its company by subqueries (SQLite's RETURNING names no other table).
+_COMPANY_FIELDS = [f for f in Company._meta.fields if "signing_secret" in f.name or f.name == "webhook_url"]
+_OF_COMPANY = [f"(SELECT {f.column} FROM {_COMPANY} WHERE id = {_EVENT}.company_id)" for f in _COMPANY_FIELDS]  # noqa: S608
+_CLAIM_SQL = f"""UPDATE {_EVENT} SET lease_token = %s, lease_expires_at = %s WHERE id = %s AND {_CLAIMABLE}
+    AND NOT {_HELD_BACK} RETURNING body, attempt_count, company_id, {", ".join(_OF_COMPANY)}"""  # noqa: S608
+# When the claim took nothing (the rare path), the message is sent again, backing off, while the event is held
+# back, or if it has become claimable since (the earlier event's first attempt was recorded in between).
+_RESEND_SQL = f"SELECT 1 FROM {_EVENT} WHERE id = %s AND ({_HELD_BACK} OR {_CLAIMABLE})"  # noqa: S608
 
 
-def _event_to_send(event_id: UUID | str) -> tuple[WebhookEvent | None, bool]:
-    """The event with its company, and whether it is held back: an earlier event of the same object is still
-    on its first attempt. Events are sent in order (created before pending before processing), but only first
-    attempts hold later events back, so a failing event never blocks the rest of its object for the length
-    of its retry schedule. One query."""
-    earlier = WebhookEvent.objects.filter(
-        company_id=OuterRef("company_id"),
-        family=OuterRef("family"),
-        object_id=OuterRef("object_id"),
-        status=WebhookEvent.Status.PENDING,
-        attempt_count=0,
-        created_at__lt=OuterRef("created_at"),
-    )
-    # No .first(): it would order by the model's -created_at, a sort for a primary-key lookup.
-    found = (
-        WebhookEvent.objects.select_related("company").annotate(held_back=Exists(earlier)).filter(pk=event_id)
-    )
-    event = next(iter(found.filter(pk=event_id).order_by()[:1]), None)
-    return event, bool(event and event.held_back)  # type: ignore[attr-defined]
+def _claim(event_id: UUID | str, token: UUID | None) -> WebhookEvent | None:
+    """Take the delivery lease (`_CLAIM_SQL`): the event as the claim read it, unsaved, with our lease token,
+    body, attempt_count and company (URL and secrets only); None when nothing was claimed."""
+    now, new_token, event_id = timezone.now(), uuid.uuid4(), UUID(str(event_id))
+    expires, pending = now + timedelta(seconds=settings.WEBHOOK_LEASE_SECONDS), WebhookEvent.Status.PENDING
+    rows = _execute(_CLAIM_SQL, [new_token, expires, event_id, pending, now, now, token, pending])
+    if not rows:
+        return None
+    body, count, company_id, *values = rows[0]
+    company = Company(id=UUID(str(company_id)))
+    for field, value in zip(_COMPANY_FIELDS, values, strict=True):
+        column = field.get_col(_COMPANY)
+        for convert in connection.ops.get_db_converters(column):  # as the ORM loads it: SQLite has text dates
+            value = convert(value, column, connection)
+        setattr(company, field.attname, value)
+    return WebhookEvent(id=event_id, lease_token=new_token, body=body, attempt_count=count, company=company)
 
 
-# A later event of an object waits for the earlier one's first attempt: 1, 2, 4 ... s, then every this
-# many seconds. Backing off, so an earlier event whose message was lost (it waits for the poller) never
-# makes the later ones spin.
+def _execute(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+    """Every row of one statement, values written as the ORM writes them (SQLite: UUIDs as hex, datetimes as
+    text). All rows are read: SQLite finishes an UPDATE ... RETURNING only then."""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [_written(value) for value in params])
+        return cursor.fetchall()
+
+
+def _written(value: Any) -> Any:
+    if isinstance(value, UUID) and not connection.features.has_native_uuid_field:
+        return value.hex
+    return connection.ops.adapt_datetimefield_value(value) if isinstance(value, datetime) else value
+
+
+# A later event of an object waits for the earlier one's first attempt: 1, 2, 4 ... s, then every this many
+# seconds, backing off: an earlier event whose message was lost (it waits for the poller) never makes it spin.
 ORDER_WAIT_MAX_SECONDS = 30
 
 
@@ -204,24 +221,18 @@ def webhook_deliver(
 ) -> WebhookAttempt | None:
     """One delivery attempt if the event is due; None when there was nothing to do (a duplicate message)
     or when it must wait for an earlier event of its object (then it is sent again, backing off)."""
-    deliver_task = task(DELIVER_TASK)
-    event, held_back = _event_to_send(event_id)
-    if event is None:
+    token = UUID(str(lease_token)) if lease_token else None
+    if (event := _claim(event_id, token)) is None:
+        now, pending = timezone.now(), WebhookEvent.Status.PENDING
+        if _execute(_RESEND_SQL, [UUID(str(event_id)), pending, pending, now, now, token]):
+            task(DELIVER_TASK).apply_async(
+                (str(event_id), str(lease_token) if lease_token else None, min(waited + 1, 16)),
+                countdown=min(2**waited, ORDER_WAIT_MAX_SECONDS),
+            )
         return None
-    if held_back:
-        countdown = min(2**waited, ORDER_WAIT_MAX_SECONDS)
-        deliver_task.apply_async(
-            (str(event_id), str(lease_token) if lease_token else None, min(waited + 1, 16)),
-            countdown=countdown,
-        )
-        return None
-    token = _claim(event.pk, UUID(str(lease_token)) if lease_token else None)
-    if token is None:
-        return None
-    # Read before the claim; what the claim could have changed since (status, lease) is not used below.
     url = event.company.webhook_url
     if not url:
-        _finish_without_url(event.pk, token)
+        _finish_without_url(event.pk, event.lease_token)
         return None
 
     body = event.body.encode()
@@ -234,10 +245,9 @@ def webhook_deliver(
         # so the event never sits pending with no attempt while an operator has no idea why.
         logger.error("webhook %s: the signing secret cannot be decrypted with FIELD_ENCRYPTION_KEY", event.pk)
         failed = PostResult(timezone.now(), 0, None, "", UNDECRYPTABLE_ERROR)
-        return _record(event.pk, token, url, {}, failed)
+        return _record(event, url, {}, failed)
     headers = delivery_headers(secret, str(event.pk), body, previous=previous)
-    result = webhook_post(url, body, headers)
-    return _record(event.pk, token, url, headers, result)
+    return _record(event, url, headers, webhook_post(url, body, headers))
 
 
 def delivery_headers(
@@ -310,63 +320,65 @@ def _retry_delay(attempt_count: int) -> float | None:
     return schedule[attempt_count - 1] * random.uniform(1 - jitter, 1 + jitter)  # seconds, not money
 
 
-@transaction.atomic
-def _record(
-    event_id: UUID, token: UUID, url: str, headers: dict[str, str], result: PostResult
-) -> WebhookAttempt:
-    webhook_deliver = task(DELIVER_TASK)
-    last = WebhookAttempt.objects.filter(event=OuterRef("pk")).order_by("-number").values("number")[:1]
-    event = WebhookEvent.objects.select_for_update().annotate(last_number=Subquery(last)).get(pk=event_id)
-    number = (event.last_number or 0) + 1
-    attempt = WebhookAttempt.objects.create(
-        event=event,
-        number=number,
-        url=url,
-        request_headers=headers,
-        started_at=result.started_at,
-        duration_ms=result.duration_ms,
-        status_code=result.status_code,
-        response_excerpt=result.excerpt,
-        error=result.error,
-        succeeded=result.succeeded,
-    )
-    if event.lease_token != token or event.status != WebhookEvent.Status.PENDING:
-        return attempt  # our lease expired and another delivery owns the event now; it decides the status
+# Recording an attempt. Its number is the event's `attempts_recorded`, bumped by the UPDATE, which works on
+# the newest row version once it holds the row lock (READ COMMITTED): two deliveries of an event recording at
+# once (one whose lease expired) take consecutive numbers, where max(number) + 1 alone could read a snapshot
+# from before the other's commit. Only attempts numbered past it (by the previous version) move it further.
+_NUMBER = f"""1 + COALESCE((SELECT MAX(number) FROM {_ATTEMPT} WHERE event_id = {_EVENT}.id
+    AND number > {_EVENT}.attempts_recorded), {_EVENT}.attempts_recorded)"""  # noqa: S608
+# Our lease still holds: the outcome sets the status and the schedule, and the lease is released.
+_OURS_SQL = f"""UPDATE {_EVENT} SET attempts_recorded = {_NUMBER}, status = %s, attempt_count = %s,
+    next_attempt_at = %s, delivered_at = COALESCE(%s, delivered_at), lease_token = NULL,
+    lease_expires_at = NULL, updated_at = %s
+    WHERE id = %s AND lease_token = %s AND status = %s RETURNING attempts_recorded, TRUE"""  # noqa: S608
+# Our lease expired and another delivery owns the event now: it decides the status, we only take a number.
+_THEIRS_SQL = f"UPDATE {_EVENT} SET attempts_recorded = {_NUMBER} WHERE id = %s"  # noqa: S608
+_ATTEMPT_FIELDS = [f for f in WebhookAttempt._meta.fields if f.name not in ("id", "number")]
+_INSERT_SQL = f"INSERT INTO {_ATTEMPT} (number, {', '.join(str(f.column) for f in _ATTEMPT_FIELDS)})"
+_VALUES = ", ".join(["%s"] * len(_ATTEMPT_FIELDS))
+# PostgreSQL: both UPDATEs and the INSERT in one statement, atomic by itself; `theirs` runs if `ours` did not.
+_RECORD_SQL = f"""WITH ours (number, mine) AS ({_OURS_SQL}),
+    theirs AS ({_THEIRS_SQL} AND NOT EXISTS (SELECT 1 FROM ours) RETURNING attempts_recorded, FALSE),
+    numbered (number, mine) AS (SELECT * FROM ours UNION ALL SELECT * FROM theirs),
+    attempt AS ({_INSERT_SQL} SELECT number, {_VALUES} FROM numbered RETURNING id)
+    SELECT attempt.id, number, mine FROM attempt, numbered"""  # noqa: S608
 
-    event.lease_token = None
-    event.lease_expires_at = None
-    if result.succeeded:
-        event.status = WebhookEvent.Status.DELIVERED
-        event.delivered_at = timezone.now()
-        event.next_attempt_at = None
-    else:
-        event.attempt_count += 1
-        delay = _retry_delay(event.attempt_count)
-        if delay is None:
-            event.status = WebhookEvent.Status.FAILED
-            event.next_attempt_at = None
-            logger.warning("webhook %s failed after %s attempts", event.pk, event.attempt_count)
-        else:
-            event.next_attempt_at = timezone.now() + timedelta(seconds=delay)
-            # Short waits ride on a countdown message; long ones are found by the poller.
-            if delay <= settings.WEBHOOK_COUNTDOWN_MAX_SECONDS:
-                webhook_deliver.apply_async_on_commit((str(event.pk),), countdown=delay + 0.5)
-    event.save(
-        update_fields=[
-            "lease_token",
-            "lease_expires_at",
-            "status",
-            "delivered_at",
-            "next_attempt_at",
-            "attempt_count",
-            "updated_at",
-        ]
-    )
+
+def _record(event: WebhookEvent, url: str, headers: dict[str, str], result: PostResult) -> WebhookAttempt:
+    """Record the attempt (`_RECORD_SQL`); the outcome is decided from the attempt count the claim read."""
+    now, pending, count, delay = timezone.now(), WebhookEvent.Status.PENDING, event.attempt_count, None
+    status, next_at = WebhookEvent.Status.DELIVERED, None
+    if not result.succeeded:
+        count, delay = count + 1, _retry_delay(count + 1)
+        status = pending if delay is not None else WebhookEvent.Status.FAILED
+        next_at = now + timedelta(seconds=delay) if delay is not None else None
+    delivered = now if result.succeeded else None  # NULL: delivered_at stays as it is
+    ours = [status, count, next_at, delivered, now, event.pk, event.lease_token, pending]
+    outcome = {**asdict(result), "succeeded": result.succeeded}
+    outcome["response_excerpt"] = outcome.pop("excerpt")
+    attempt = WebhookAttempt(event_id=event.pk, url=url, request_headers=headers, **outcome)
+    values = [f.get_db_prep_save(getattr(attempt, f.attname), connection) for f in _ATTEMPT_FIELDS]
+    if connection.vendor == "postgresql":
+        rows = _execute(_RECORD_SQL, [*ours, event.pk, *values])
+    else:  # SQLite has no data-modifying WITH: the same statements, one by one in a transaction
+        with transaction.atomic():
+            theirs = f"{_THEIRS_SQL} RETURNING attempts_recorded, FALSE"
+            numbered = _execute(_OURS_SQL, ours) or _execute(theirs, [event.pk])
+            insert = f"{_INSERT_SQL} VALUES (%s, {_VALUES}) RETURNING id"
+            rows = [(*_execute(insert, [number, *values])[0], number, mine) for number, mine in numbered]
+    if not rows:
+        raise WebhookEvent.DoesNotExist(f"webhook event {event.pk} was deleted while it was being delivered")
+    attempt.pk, attempt.number, mine = rows[0]
+    attempt._state.adding = False
+    if mine and delay is None and not result.succeeded:
+        logger.warning("webhook %s failed after %s attempts", event.pk, count)
+    elif mine and delay is not None and delay <= settings.WEBHOOK_COUNTDOWN_MAX_SECONDS:
+        # Short waits ride on a countdown message; long ones are found by the poller.
+        task(DELIVER_TASK).apply_async_on_commit((str(event.pk),), countdown=delay + 0.5)
     return attempt
 
 
-@transaction.atomic
-def _finish_without_url(event_id: UUID, token: UUID) -> None:
+def _finish_without_url(event_id: UUID, token: UUID | None) -> None:
     WebhookEvent.objects.filter(pk=event_id, lease_token=token).update(
         status=WebhookEvent.Status.SKIPPED, next_attempt_at=None, lease_token=None, lease_expires_at=None
     )
