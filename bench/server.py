@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import http.client
 import os
-import secrets
 import signal
 import socket
 import subprocess
@@ -88,10 +87,11 @@ def create_merchant() -> tuple[str, str]:
     """A fresh merchant per run via the real service; returns (company id, public token)."""
     from django.db import connections
 
+    from bench.cleanup import BENCH_MERCHANT_NAME, bench_merchant_email
     from payments.services import merchant_create
 
-    email = f"bench-{secrets.token_hex(6)}@bench.kassa.local"
-    created = merchant_create(name="Bench Shop", email=email)
+    # The next run recognises it by this e-mail and removes it with its rows (bench.cleanup).
+    created = merchant_create(name=BENCH_MERCHANT_NAME, email=bench_merchant_email())
     # gunicorn's workers open their own connections; this process must not hold SQLite or PG sessions open.
     connections.close_all()
     return str(created.company.pk), created.public_token

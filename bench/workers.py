@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO
 from uuid import UUID
 
+from bench.cleanup import purge_queues
 from bench.core import BenchContext, Result, benchmark, with_ratios
 from bench.server import BASE_DIR, SETTINGS_MODULE, ServerError, stop_process_group
 
@@ -103,8 +104,7 @@ def _workers(count: int, log: IO[str]) -> Iterator[None]:
 
     # What earlier kinds left in the queue (the HTTP rows create invoices and withdrawals while a webhook URL
     # is set) would be delivered first and measured instead of this run's events.
-    with app.connection_for_write() as connection:
-        connection.default_channel.queue_purge("webhooks")
+    purge_queues(["webhooks"])
     names = [f"bench-hooks-{index}-{os.getpid()}@localhost" for index in range(count)]
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": SETTINGS_MODULE, "PYTHONUNBUFFERED": "1"}
     processes = [
