@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 from bench import wrk
 from bench.core import BenchContext, Result, benchmark, with_ratios
 from bench.endpoints import BASELINE, BENCH_BTC_ADDRESS, ENDPOINTS, HttpEndpoint
+from bench.server import settle_database
 
 
 @benchmark
@@ -39,6 +40,7 @@ def http_endpoints(ctx: BenchContext) -> list[Result]:
             Path(ctx.workdir) / f"endpoint-{index}.lua", method=endpoint.method, body=body, headers=headers
         )
         url = ctx.base_url + endpoint.path
+        settle_database()  # the previous endpoint's writes vacuumed and flushed, not measured here
         try:
             # Warm-up fills connection pools, caches and imports in every worker; its numbers are dropped.
             wrk.run(wrk_path, url, script, ctx.wrk, duration_s=ctx.wrk.warmup_s)

@@ -82,10 +82,9 @@ def purge_queues(names: Iterable[str]) -> dict[str, int]:
 
 
 def remove_earlier_merchants() -> Removed:
-    """Delete every bench merchant with all its rows in one transaction, then refresh the statistics of
-    the tables it deleted from (PostgreSQL)."""
+    """Delete every bench merchant with all its rows in one transaction."""
     from django.contrib.auth import get_user_model
-    from django.db import connection, transaction
+    from django.db import transaction
 
     from payments.models import Company
 
@@ -107,13 +106,7 @@ def remove_earlier_merchants() -> Removed:
             deleted = queryset._raw_delete(queryset.db) or 0
             table = queryset.model._meta.db_table
             rows[table] = rows.get(table, 0) + deleted
-    touched = sorted(table for table, count in rows.items() if count)
-    if connection.vendor == "postgresql" and touched:
-        # Statistics for what is left, as autovacuum would keep them, so the next statements plan on the
-        # tables' real sizes. ANALYZE only: VACUUM cannot run in a transaction and takes long on these tables.
-        # (SQLite keeps no statistics unless ANALYZE ran once; the bench never runs it there.)
-        with connection.cursor() as cursor:
-            cursor.execute(f"ANALYZE {', '.join(connection.ops.quote_name(t) for t in touched)}")
+    # Vacuumed and analyzed before the first measurement (bench.server.settle_database).
     return Removed(merchants=len(owners), rows=rows, seconds=time.perf_counter() - started)
 
 

@@ -21,6 +21,7 @@ from bench.server import (
     create_merchant,
     gunicorn,
     prepare_database,
+    settle_database,
     setup_django,
     worker_count,
 )
@@ -65,6 +66,7 @@ def _run() -> int:
             )
             results: list[Result] = []
             for kind in kinds:
+                settle_database()
                 results += kind(ctx)
         print(_table(results))
         print(f"\nwritten to {_save(results, database.description, workers, settings)}")

@@ -26,7 +26,8 @@ class Invoice(models.Model):
     FINAL = (Status.DONE, Status.REFUNDED, Status.CLOSED)
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)  # unguessable: GET is public
-    company = models.ForeignKey(Company, on_delete=models.PROTECT, related_name="invoices")
+    # No index of its own: invoice_company_idx (company, -created_at) serves every lookup by company.
+    company = models.ForeignKey(Company, on_delete=models.PROTECT, related_name="invoices", db_index=False)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.CREATED)
     invoice_currency = models.CharField(max_length=16)
     total = MoneyField()  # sum of the rounded item prices, in invoice_currency
@@ -77,7 +78,8 @@ class Invoice(models.Model):
 
 
 class InvoiceItem(models.Model):
-    invoice = models.ForeignKey(Invoice, on_delete=models.CASCADE, related_name="items")
+    # No index of its own: the unique invoice_item_position (invoice, position) serves it.
+    invoice = models.ForeignKey(Invoice, on_delete=models.CASCADE, related_name="items", db_index=False)
     position = models.PositiveIntegerField()
     name = models.CharField(max_length=500)
     price = MoneyField()  # rounded (ROUND_HALF_UP) to the currency's decimals; may be <= 0

@@ -67,7 +67,8 @@ class FeePayer(models.TextChoices):
 class Account(models.Model):
     """A company's balance in one payment code. Changed only by payments.ledger, under a row lock."""
 
-    company = models.ForeignKey(Company, on_delete=models.PROTECT, related_name="accounts")
+    # No index of its own: the unique account_company_code_unique (company, code) serves it.
+    company = models.ForeignKey(Company, on_delete=models.PROTECT, related_name="accounts", db_index=False)
     code = models.CharField(max_length=16)
     available = MoneyField(default=0)
     held = MoneyField(default=0)

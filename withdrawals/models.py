@@ -44,7 +44,8 @@ class Withdrawal(models.Model):
 
     # "<company number, 3+ digits>-<sequence>" (docs/decisions.md), also the webhook `uid`.
     uid = models.CharField(max_length=32, unique=True)
-    company = models.ForeignKey(Company, on_delete=models.PROTECT, related_name="withdrawals")
+    # No index of its own: withdrawal_company_idx (company, -created_at) serves every lookup by company.
+    company = models.ForeignKey(Company, on_delete=models.PROTECT, related_name="withdrawals", db_index=False)
     request = models.ForeignKey(
         WithdrawalRequest, null=True, blank=True, on_delete=models.PROTECT, related_name="withdrawals"
     )  # the bulk call it came in; NULL for single, automatic and refund withdrawals
