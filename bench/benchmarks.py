@@ -12,12 +12,16 @@ import json
 from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from bench import wrk
 from bench.core import BenchContext, Result, benchmark, with_ratios
 from bench.endpoints import BASELINE, BENCH_BTC_ADDRESS, ENDPOINTS, HttpEndpoint
 from bench.server import settle_database
+
+if TYPE_CHECKING:
+    from payments.models import Company, DepositAddress
 
 
 @benchmark
@@ -221,23 +225,16 @@ def deposit_ingestion(ctx: BenchContext) -> list[Result]:
     transaction, measured in the same run."""
     import secrets
     import time
-    from decimal import Decimal
 
     from django.db import connection, transaction
 
     from bench.models import BaselineRow
     from chains.base import get_backend
-    from chains.sandbox import tip_height
     from chains.scanning import chain_scan
-    from payments.assets import get_asset
     from payments.models import (
         Company,
         Deposit,
-        DepositAddress,
         LedgerEntry,
-        SandboxBlock,
-        SandboxTransaction,
-        StaticDepositAddress,
     )
     from webhooks.models import WebhookEvent
 
@@ -248,31 +245,7 @@ def deposit_ingestion(ctx: BenchContext) -> list[Result]:
     company.webhook_url = ""  # events are recorded (skipped): no broker traffic in the measurement
     company.save(update_fields=["webhook_url"])
     run = secrets.token_hex(4)
-    with transaction.atomic():
-        addresses = DepositAddress.objects.bulk_create(
-            [
-                DepositAddress(
-                    company=company,
-                    code=code,
-                    address=f"bench-{run}-{i}",
-                    route_key=f"bench-{run}-{i}",
-                    tag="",
-                    derivation_index=i,
-                    owner="static",
-                )
-                for i in range(DEPOSIT_ADDRESSES)
-            ],
-            batch_size=5000,
-        )
-        StaticDepositAddress.objects.bulk_create(
-            [
-                StaticDepositAddress(
-                    company=company, deposit_address=a, code=code, internal_user_id=a.address
-                )
-                for a in addresses
-            ],
-            batch_size=5000,
-        )
+    addresses = static_addresses(company, code, run, DEPOSIT_ADDRESSES)
     if connection.vendor == "postgresql":
         # Fresh statistics for the 100,000 rows just added, as autovacuum keeps them in production: with the
         # estimates of an empty table the planner scans every address instead of using the route index.
@@ -280,27 +253,7 @@ def deposit_ingestion(ctx: BenchContext) -> list[Result]:
             cursor.execute("ANALYZE payments_depositaddress, payments_staticdepositaddress")
     targets = [addresses[i * (DEPOSIT_ADDRESSES // DEPOSIT_TRANSFERS)] for i in range(DEPOSIT_TRANSFERS)]
     chain_scan(code)  # whatever an earlier run left open is settled before the measured scan
-    with transaction.atomic():  # the transfers, mined deep enough to be credited by the first scan
-        tip = tip_height(code)
-        confirmations = get_asset(code).confirmations
-        SandboxBlock.objects.bulk_create(
-            [SandboxBlock(code=code, height=tip + offset) for offset in range(1, confirmations + 1)]
-        )
-        SandboxTransaction.objects.bulk_create(
-            [
-                SandboxTransaction(
-                    code=code,
-                    txid=f"{run}-{index:08d}",
-                    kind=SandboxTransaction.Kind.DEPOSIT,
-                    from_address="bench-payer",
-                    to_address=target.address,
-                    amount=Decimal("0.001"),
-                    block_height=tip + 1,
-                )
-                for index, target in enumerate(targets)
-            ],
-            batch_size=5000,
-        )
+    mined_transfers(code, run, targets)  # mined deep enough to be credited by the first scan
 
     baseline_timings = []
     for _ in range(DEPOSIT_TRANSFERS):
@@ -337,6 +290,74 @@ def deposit_ingestion(ctx: BenchContext) -> list[Result]:
         failures=failures[:5],
     )
     return with_ratios([baseline, result], baseline="one-row insert loop")
+
+
+def static_addresses(company: Company, code: str, run: str, count: int) -> list[DepositAddress]:
+    """`count` static deposit addresses of `company` (named after the run), written in bulk."""
+    from django.db import transaction
+
+    from payments.models import DepositAddress, StaticDepositAddress
+
+    with transaction.atomic():
+        addresses = DepositAddress.objects.bulk_create(
+            [
+                DepositAddress(
+                    company=company,
+                    code=code,
+                    address=f"bench-{run}-{i}",
+                    route_key=f"bench-{run}-{i}",
+                    tag="",
+                    derivation_index=i,
+                    owner="static",
+                )
+                for i in range(count)
+            ],
+            batch_size=5000,
+        )
+        StaticDepositAddress.objects.bulk_create(
+            [
+                StaticDepositAddress(
+                    company=company, deposit_address=a, code=code, internal_user_id=a.address
+                )
+                for a in addresses
+            ],
+            batch_size=5000,
+        )
+    return addresses
+
+
+def mined_transfers(code: str, run: str, targets: list[DepositAddress]) -> None:
+    """A sandbox transfer of 0.001 to each target, in a new block, with as many blocks on top as the asset
+    needs to confirm: the next chain scan sees each transfer confirmed at once."""
+    from decimal import Decimal
+
+    from django.db import transaction
+
+    from chains.sandbox import tip_height
+    from payments.assets import get_asset
+    from payments.models import SandboxBlock, SandboxTransaction
+
+    with transaction.atomic():
+        tip = tip_height(code)
+        confirmations = get_asset(code).confirmations
+        SandboxBlock.objects.bulk_create(
+            [SandboxBlock(code=code, height=tip + offset) for offset in range(1, confirmations + 1)]
+        )
+        SandboxTransaction.objects.bulk_create(
+            [
+                SandboxTransaction(
+                    code=code,
+                    txid=f"{run}-{index:08d}",
+                    kind=SandboxTransaction.Kind.DEPOSIT,
+                    from_address="bench-payer",
+                    to_address=target.address,
+                    amount=Decimal("0.001"),
+                    block_height=tip + 1,
+                )
+                for index, target in enumerate(targets)
+            ],
+            batch_size=5000,
+        )
 
 
 EXPIRY_INVOICES = 100_000

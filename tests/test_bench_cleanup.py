@@ -15,6 +15,7 @@ from django.db import models
 from django.test import Client
 from rest_framework.test import APIClient
 
+from bench.benchmarks import mined_transfers, static_addresses
 from bench.cleanup import (
     BENCH_MERCHANT_NAME,
     bench_merchant_email,
@@ -24,17 +25,13 @@ from bench.cleanup import (
     remove_earlier_merchants,
 )
 from bench.scale import SCALE_MERCHANT, SMALL_MERCHANT
-from chains.sandbox import tip_height
 from chains.scanning import chain_scan
 from invoices.rules import underpayment_limits_check
 from invoices.services import underpayment_limits_set
 from payments.assets import get_asset
 from payments.models import (
     Company,
-    DepositAddress,
     SandboxBlock,
-    SandboxTransaction,
-    StaticDepositAddress,
 )
 from payments.services import MerchantCredentials, company_set_webhook_url
 from tests import chain
@@ -104,39 +101,9 @@ def _merchant_rows(credentials: MerchantCredentials) -> None:
 def _deposit_ingestion_rows(company: Company, run: str) -> None:
     """What the deposit_ingestion kind writes, the way it writes it (bench/benchmarks.py, scaled down):
     static addresses in bulk, transfers to them mined past their confirmations, then one chain scan."""
-    addresses = DepositAddress.objects.bulk_create(
-        DepositAddress(
-            company=company,
-            code="btc",
-            address=f"bench-{run}-{i}",
-            route_key=f"bench-{run}-{i}",
-            tag="",
-            derivation_index=i,
-            owner="static",
-        )
-        for i in range(5)
-    )
-    StaticDepositAddress.objects.bulk_create(
-        StaticDepositAddress(company=company, deposit_address=a, code="btc", internal_user_id=a.address)
-        for a in addresses
-    )
+    addresses = static_addresses(company, "btc", run, 5)
     chain_scan("btc")
-    tip, confirmations = tip_height("btc"), get_asset("btc").confirmations
-    SandboxBlock.objects.bulk_create(
-        SandboxBlock(code="btc", height=tip + offset) for offset in range(1, confirmations + 1)
-    )
-    SandboxTransaction.objects.bulk_create(
-        SandboxTransaction(
-            code="btc",
-            txid=f"{run}-{index:08d}",
-            kind=SandboxTransaction.Kind.DEPOSIT,
-            from_address="bench-payer",
-            to_address=target.address,
-            amount=Decimal("0.001"),
-            block_height=tip + 1,
-        )
-        for index, target in enumerate(addresses)
-    )
+    mined_transfers("btc", run, addresses)
     assert chain_scan("btc") == len(addresses)
 
 

@@ -15,26 +15,14 @@ from webhooks import services, ssrf
 from webhooks.models import WebhookEvent
 from webhooks.payloads import invoice_body
 from webhooks.receiver import Reply, WebhookReceiver
-from webhooks.services import webhook_deliver, webhook_publish
+from webhooks.services import webhook_deliver
+from webhooks.tests.events import make_due, publish
 
 pytestmark = pytest.mark.django_db
 
 
-def _publish(company, status="created", invoice_id="inv-1"):
-    return webhook_publish(
-        company=company,
-        family="invoice",
-        object_id=invoice_id,
-        body=invoice_body(invoice_id=invoice_id, status=status),
-    )
-
-
-def _make_due(event):
-    WebhookEvent.objects.filter(pk=event.pk).update(next_attempt_at=timezone.now() - timedelta(seconds=1))
-
-
 def test_receiver_gets_a_body_signed_as_documented(merchant, receiver):
-    event = _publish(merchant.company)
+    event = publish(merchant.company)
 
     attempt = webhook_deliver(event_id=event.pk)
 
@@ -60,15 +48,15 @@ def test_receiver_gets_a_body_signed_as_documented(merchant, receiver):
 
 def test_500_twice_then_200_is_three_attempts_and_one_delivery(merchant, receiver):
     receiver.replies = [Reply(status=500, body=b"boom"), Reply(status=500, body=b"boom again")]
-    event = _publish(merchant.company)
+    event = publish(merchant.company)
 
     first = webhook_deliver(event_id=event.pk)
     early = webhook_deliver(event_id=event.pk)  # not due yet: the 5 s retry has not come
-    _make_due(event)
+    make_due(event)
     second = webhook_deliver(event_id=event.pk)
-    _make_due(event)
+    make_due(event)
     third = webhook_deliver(event_id=event.pk)
-    _make_due(event)
+    make_due(event)
     after = webhook_deliver(event_id=event.pk)
 
     assert early is None and after is None
@@ -83,7 +71,7 @@ def test_500_twice_then_200_is_three_attempts_and_one_delivery(merchant, receive
 
 def test_a_failed_attempt_is_rescheduled_after_about_five_seconds(merchant, receiver):
     receiver.replies = [Reply(status=503)]
-    event = _publish(merchant.company)
+    event = publish(merchant.company)
 
     before = timezone.now()
     webhook_deliver(event_id=event.pk)
@@ -98,7 +86,7 @@ def test_a_failed_attempt_is_rescheduled_after_about_five_seconds(merchant, rece
 def test_302_is_a_failure_and_the_redirect_is_not_followed(merchant, receiver):
     with WebhookReceiver() as elsewhere:
         receiver.replies = [Reply(status=302, headers={"Location": elsewhere.url})]
-        event = _publish(merchant.company)
+        event = publish(merchant.company)
 
         attempt = webhook_deliver(event_id=event.pk)
 
@@ -110,8 +98,8 @@ def test_302_is_a_failure_and_the_redirect_is_not_followed(merchant, receiver):
 
 def test_a_hanging_receiver_times_out_at_ten_seconds_and_the_next_event_goes_out(merchant, receiver):
     receiver.replies = [Reply(delay=14)]
-    hanging = _publish(merchant.company, invoice_id="slow")
-    next_one = _publish(merchant.company, invoice_id="fast")
+    hanging = publish(merchant.company, invoice_id="slow")
+    next_one = publish(merchant.company, invoice_id="fast")
 
     t0 = time.monotonic()
     attempt = webhook_deliver(event_id=hanging.pk)
@@ -132,7 +120,7 @@ def test_connection_refused_is_a_failed_attempt(merchant, settings):
         port = probe.getsockname()[1]  # closed again when the block ends: nothing listens there
     company_set_webhook_url(company_id=merchant.company.pk, url=f"http://127.0.0.1:{port}/hook")
     merchant.company.refresh_from_db()
-    event = _publish(merchant.company)
+    event = publish(merchant.company)
 
     attempt = webhook_deliver(event_id=event.pk)
 
@@ -153,7 +141,7 @@ def test_the_ssrf_guard_applies_at_connect_time(merchant, settings, monkeypatch,
             "_getaddrinfo",
             lambda host, port, *a, **k: [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))],
         )
-        event = _publish(merchant.company)
+        event = publish(merchant.company)
 
         attempt = webhook_deliver(event_id=event.pk)
 
@@ -166,14 +154,14 @@ def test_the_ssrf_guard_applies_at_connect_time(merchant, settings, monkeypatch,
 def test_the_last_failure_fails_the_event(merchant, receiver, settings):
     settings.WEBHOOK_RETRY_SCHEDULE_SECONDS = [5, 300]
     receiver.default = Reply(status=500)
-    event = _publish(merchant.company)
+    event = publish(merchant.company)
 
     for _ in range(3):
-        _make_due(event)
+        make_due(event)
         webhook_deliver(event_id=event.pk)
     event.refresh_from_db()
     failed_schedule = event.next_attempt_at
-    _make_due(event)
+    make_due(event)
     extra = webhook_deliver(event_id=event.pk)
 
     event.refresh_from_db()
@@ -198,7 +186,7 @@ def test_no_more_delays_after_the_ninth_retry():
 def test_events_of_a_company_without_url_are_skipped_then_redeliverable(merchant, receiver):
     company_set_webhook_url(company_id=merchant.company.pk, url="")
     merchant.company.refresh_from_db()
-    event = _publish(merchant.company)
+    event = publish(merchant.company)
     assert event.status == "skipped"
     assert webhook_deliver(event_id=event.pk) is None
 
@@ -211,7 +199,7 @@ def test_events_of_a_company_without_url_are_skipped_then_redeliverable(merchant
 
 
 def test_url_removed_before_delivery_marks_the_event_skipped(merchant, receiver):
-    event = _publish(merchant.company)
+    event = publish(merchant.company)
     company_set_webhook_url(company_id=merchant.company.pk, url="")
 
     result = webhook_deliver(event_id=event.pk)
@@ -223,7 +211,7 @@ def test_url_removed_before_delivery_marks_the_event_skipped(merchant, receiver)
 
 
 def test_redelivering_a_delivered_event_sends_it_again_with_the_same_id(merchant, receiver):
-    event = _publish(merchant.company)
+    event = publish(merchant.company)
     webhook_deliver(event_id=event.pk)
 
     services.webhook_redeliver(company=merchant.company, event_id=event.pk)
@@ -234,7 +222,7 @@ def test_redelivering_a_delivered_event_sends_it_again_with_the_same_id(merchant
 
 
 def test_signing_uses_the_current_secret_at_send_time(merchant, receiver):
-    event = _publish(merchant.company)
+    event = publish(merchant.company)
     new_secret = company_rotate_signing_secret(company_id=merchant.company.pk)
     receiver.secret = new_secret
 
@@ -247,7 +235,7 @@ def test_publish_is_part_of_the_callers_transaction(merchant, receiver, django_c
     with django_capture_on_commit_callbacks() as callbacks:
         try:
             with transaction.atomic():
-                _publish(merchant.company)
+                publish(merchant.company)
                 raise RuntimeError("state change failed")
         except RuntimeError:
             pass
@@ -264,7 +252,7 @@ def test_publish_enqueues_delivery_only_on_commit(
 
     monkeypatch.setattr(tasks.webhook_deliver, "delay", lambda *args: sent.append(args))
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        event = _publish(merchant.company)
+        event = publish(merchant.company)
         assert sent == []
 
     for callback in callbacks:
@@ -279,8 +267,8 @@ def test_poller_enqueues_due_events_once_until_their_lease_expires(
     from webhooks import tasks
 
     monkeypatch.setattr(tasks.webhook_deliver, "delay", lambda *args: sent.append(args))
-    lost = _publish(merchant.company, invoice_id="lost")
-    _publish(merchant.company, invoice_id="fresh")  # its own message is on the way: not the poller's job
+    lost = publish(merchant.company, invoice_id="lost")
+    publish(merchant.company, invoice_id="fresh")  # its own message is on the way: not the poller's job
     WebhookEvent.objects.filter(pk=lost.pk).update(next_attempt_at=timezone.now() - timedelta(minutes=1))
 
     with django_capture_on_commit_callbacks(execute=True):
@@ -300,7 +288,7 @@ def test_the_pollers_message_delivers_with_its_lease(
     from webhooks import tasks
 
     monkeypatch.setattr(tasks.webhook_deliver, "delay", lambda *args: sent.append(args))
-    lost = _publish(merchant.company)
+    lost = publish(merchant.company)
     WebhookEvent.objects.filter(pk=lost.pk).update(next_attempt_at=timezone.now() - timedelta(minutes=1))
     with django_capture_on_commit_callbacks(execute=True):
         services.webhook_poll_due()
@@ -314,7 +302,7 @@ def test_the_pollers_message_delivers_with_its_lease(
 
 
 def test_an_expired_delivery_lease_is_taken_over(merchant, receiver):
-    event = _publish(merchant.company)
+    event = publish(merchant.company)
     # A worker claimed it and was killed before recording anything.
     assert services._claim(event.pk, None) is not None
     assert webhook_deliver(event_id=event.pk) is None
@@ -327,7 +315,7 @@ def test_an_expired_delivery_lease_is_taken_over(merchant, receiver):
 
 def test_a_non_json_utf8_response_excerpt_is_cut_at_one_kib(merchant, receiver):
     receiver.replies = [Reply(status=400, body=("é" * 2000).encode())]
-    event = _publish(merchant.company)
+    event = publish(merchant.company)
 
     attempt = webhook_deliver(event_id=event.pk)
 
@@ -361,9 +349,9 @@ def test_events_of_one_object_go_out_in_order(merchant, receiver, monkeypatch):
     from webhooks import tasks
 
     monkeypatch.setattr(tasks.webhook_deliver, "apply_async", lambda args, countdown: resent.append(args))
-    created = _publish(merchant.company, status="created", invoice_id="same")
-    pending = _publish(merchant.company, status="pending", invoice_id="same")
-    other = _publish(merchant.company, status="created", invoice_id="another")
+    created = publish(merchant.company, status="created", invoice_id="same")
+    pending = publish(merchant.company, status="pending", invoice_id="same")
+    other = publish(merchant.company, status="created", invoice_id="another")
 
     early = webhook_deliver(event_id=pending.pk)  # its message raced ahead of the earlier one's
     unrelated = webhook_deliver(event_id=other.pk)
@@ -385,9 +373,9 @@ def test_lost_message_after_claim_does_not_spin_later_events(merchant, receiver,
     monkeypatch.setattr(
         tasks.webhook_deliver, "apply_async", lambda args, countdown: requeued.append((args[2], countdown))
     )
-    first = _publish(merchant.company, status="created", invoice_id="same")
-    later = _publish(merchant.company, status="pending", invoice_id="same")
-    _make_due(first)
+    first = publish(merchant.company, status="created", invoice_id="same")
+    later = publish(merchant.company, status="pending", invoice_id="same")
+    make_due(first)
     # The poller reserves the first event for its message, and that message is lost.
     monkeypatch.setattr(tasks.webhook_deliver, "delay_on_commit", lambda *args: None)
     services.webhook_poll_due()
@@ -405,8 +393,8 @@ def test_lost_message_after_claim_does_not_spin_later_events(merchant, receiver,
 
 def test_a_failing_earlier_event_does_not_hold_back_the_next(merchant, receiver):
     receiver.replies = [Reply(status=500)]
-    created = _publish(merchant.company, status="created", invoice_id="same")
-    pending = _publish(merchant.company, status="pending", invoice_id="same")
+    created = publish(merchant.company, status="created", invoice_id="same")
+    pending = publish(merchant.company, status="pending", invoice_id="same")
     webhook_deliver(event_id=created.pk)  # failed once: now on its retry schedule
 
     attempt = webhook_deliver(event_id=pending.pk)
@@ -424,7 +412,7 @@ def test_deliveries_reuse_a_receivers_connection_once_its_answer_is_read(
     with WebhookReceiver(keep_alive=True, default=Reply(body=answer)) as receiver:
         company_set_webhook_url(company_id=merchant.company.pk, url=receiver.url)
         merchant.company.refresh_from_db()
-        events = [_publish(merchant.company, invoice_id=f"inv-{n}") for n in range(2)]
+        events = [publish(merchant.company, invoice_id=f"inv-{n}") for n in range(2)]
 
         attempts = [webhook_deliver(event_id=event.pk) for event in events]
 

@@ -19,8 +19,8 @@ from payments.services import (
     company_set_webhook_url,
 )
 from webhooks.models import WebhookAttempt, WebhookEvent
-from webhooks.payloads import invoice_body
-from webhooks.services import webhook_deliver, webhook_publish
+from webhooks.services import webhook_deliver
+from webhooks.tests.events import publish
 
 pytestmark = pytest.mark.django_db
 
@@ -81,17 +81,8 @@ def drip(merchant, settings) -> Iterator[DripServer]:
         yield server
 
 
-def _publish(company) -> WebhookEvent:
-    return webhook_publish(
-        company=company,
-        family="invoice",
-        object_id="inv-1",
-        body=invoice_body(invoice_id="inv-1", status="created"),
-    )
-
-
 def test_drip_feeding_receiver_is_cut_at_deadline_and_backs_off(merchant, drip):
-    event = _publish(merchant.company)
+    event = publish(merchant.company)
 
     attempt = webhook_deliver(event_id=event.pk)
 
@@ -113,7 +104,7 @@ def test_a_kept_alive_connection_is_cut_at_the_deadline_too(merchant, settings):
     with DripServer(interval=0.25, first_at_once=True) as server:
         company_set_webhook_url(company_id=merchant.company.pk, url=f"http://127.0.0.1:{server.port}/hook")
         merchant.company.refresh_from_db()
-        first, second = _publish(merchant.company), _publish(merchant.company)
+        first, second = publish(merchant.company), publish(merchant.company)
 
         assert webhook_deliver(event_id=first.pk).succeeded  # type: ignore[union-attr]
         attempt = webhook_deliver(event_id=second.pk)
@@ -142,7 +133,7 @@ def test_undecryptable_secret_records_failed_attempt(merchant, settings, caplog)
     settings.WEBHOOK_ALLOW_PRIVATE_HOSTS = True
     company_set_webhook_url(company_id=merchant.company.pk, url="http://127.0.0.1:9/hook")
     merchant.company.refresh_from_db()
-    event = _publish(merchant.company)
+    event = publish(merchant.company)
     # A worker started with another key than the one that encrypted the secrets.
     settings.FIELD_ENCRYPTION_KEY = Fernet.generate_key().decode()
 
@@ -180,7 +171,7 @@ def test_http_url_saved_earlier_is_not_sent_in_production(merchant, settings):
     settings.WEBHOOK_ALLOW_PRIVATE_HOSTS = True
     company_set_webhook_url(company_id=merchant.company.pk, url="http://127.0.0.1:9/hook")
     merchant.company.refresh_from_db()
-    event = _publish(merchant.company)
+    event = publish(merchant.company)
     settings.WEBHOOK_ALLOW_HTTP = False
 
     attempt = webhook_deliver(event_id=event.pk)
@@ -203,7 +194,7 @@ def _delivered_after_rotation(merchant, settings, *, overlap_over: bool):
                 previous_signing_secret_until=timezone.now() - timedelta(seconds=1)
             )
         merchant.company.refresh_from_db()
-        webhook_deliver(event_id=_publish(merchant.company).pk)
+        webhook_deliver(event_id=publish(merchant.company).pk)
     (got,) = receiver.received
     return old, new, got
 
@@ -286,7 +277,7 @@ def test_worker_refuses_loopback_address_resolved_after_save(merchant, settings,
             company_id=merchant.company.pk, url=f"http://hooks.rebind.example:{server.port}/hook"
         )
         merchant.company.refresh_from_db()
-        event = _publish(merchant.company)
+        event = publish(merchant.company)
         # ...and later it answers with the loopback address, where the receiver listens.
         answers["hooks.rebind.example"] = "127.0.0.1"
 

@@ -15,28 +15,11 @@ from django.utils import timezone
 
 from webhooks import services
 from webhooks.models import WebhookAttempt, WebhookEvent
-from webhooks.payloads import invoice_body
 from webhooks.receiver import Reply
-from webhooks.services import PostResult, webhook_deliver, webhook_publish
+from webhooks.services import PostResult, webhook_deliver
+from webhooks.tests.events import expire_lease, make_due, publish
 
 pytestmark = pytest.mark.django_db
-
-
-def _publish(company, status="created", invoice_id="inv-1"):
-    return webhook_publish(
-        company=company,
-        family="invoice",
-        object_id=invoice_id,
-        body=invoice_body(invoice_id=invoice_id, status=status),
-    )
-
-
-def _make_due(event):
-    WebhookEvent.objects.filter(pk=event.pk).update(next_attempt_at=timezone.now() - timedelta(seconds=1))
-
-
-def _expire_lease(event):
-    WebhookEvent.objects.filter(pk=event.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
 
 
 @pytest.fixture
@@ -57,7 +40,7 @@ def sent_again(monkeypatch):
 @pytest.mark.parametrize("status", [200, 500])
 def test_a_delivery_is_two_statements_on_postgresql(merchant, receiver, status):
     receiver.replies = [Reply(status=status)]
-    event = _publish(merchant.company)
+    event = publish(merchant.company)
 
     with CaptureQueriesContext(connection) as queries:
         attempt = webhook_deliver(event_id=event.pk)
@@ -68,7 +51,7 @@ def test_a_delivery_is_two_statements_on_postgresql(merchant, receiver, status):
 
 
 def test_the_returned_attempt_is_the_recorded_row(merchant, receiver):
-    event = _publish(merchant.company)
+    event = publish(merchant.company)
 
     attempt = webhook_deliver(event_id=event.pk)
 
@@ -95,7 +78,7 @@ def test_failed_posts_are_numbered_in_turn_and_retried_on_the_schedule(
     merchant, receiver, sent_again, django_capture_on_commit_callbacks
 ):
     receiver.replies = [Reply(status=500, body=b"boom"), Reply(status=503)]
-    event = _publish(merchant.company)
+    event = publish(merchant.company)
 
     before = timezone.now()
     with django_capture_on_commit_callbacks(execute=True):
@@ -103,7 +86,7 @@ def test_failed_posts_are_numbered_in_turn_and_retried_on_the_schedule(
     event.refresh_from_db()
     first_wait = (event.next_attempt_at - before).total_seconds()
     after_first = (event.status, event.attempt_count, event.attempts_recorded, event.lease_token)
-    _make_due(event)
+    make_due(event)
     before = timezone.now()
     with django_capture_on_commit_callbacks(execute=True):
         second = webhook_deliver(event_id=event.pk)
@@ -133,11 +116,11 @@ def test_the_last_failure_fails_the_event_with_a_warning_and_no_message(
 ):
     settings.WEBHOOK_RETRY_SCHEDULE_SECONDS = [5]
     receiver.default = Reply(status=500)
-    event = _publish(merchant.company)
+    event = publish(merchant.company)
 
     with django_capture_on_commit_callbacks(execute=True):
         webhook_deliver(event_id=event.pk)
-        _make_due(event)
+        make_due(event)
         last = webhook_deliver(event_id=event.pk)
 
     event.refresh_from_db()
@@ -152,9 +135,9 @@ def test_the_last_failure_fails_the_event_with_a_warning_and_no_message(
 def test_an_attempt_recorded_after_the_lease_was_taken_over_leaves_the_event_alone(
     merchant, receiver, sent_again, django_capture_on_commit_callbacks
 ):
-    event = _publish(merchant.company)
+    event = publish(merchant.company)
     stalled = services._claim(event.pk, None)  # a worker claimed the event and stalled past its lease...
-    _expire_lease(event)
+    expire_lease(event)
     owner = services._claim(event.pk, None)  # ...and another delivery took it over
     assert stalled is not None and owner is not None
     leased = WebhookEvent.objects.values_list("lease_token", "lease_expires_at").get(pk=event.pk)
@@ -193,9 +176,9 @@ def test_an_attempt_recorded_after_the_lease_was_taken_over_leaves_the_event_alo
 
 
 def test_a_late_attempt_of_an_event_redelivered_since_only_takes_a_number(merchant, receiver):
-    event = _publish(merchant.company)
+    event = publish(merchant.company)
     stalled = services._claim(event.pk, None)
-    _expire_lease(event)
+    expire_lease(event)
     services.webhook_redeliver(company=merchant.company, event_id=event.pk)  # clears the lease
 
     late = services._record(stalled, receiver.url, {}, PostResult(timezone.now(), 3, 500, "", ""))
@@ -211,7 +194,7 @@ def test_a_late_attempt_of_an_event_redelivered_since_only_takes_a_number(mercha
 
 
 def test_numbers_continue_across_redeliveries(merchant, receiver):
-    event = _publish(merchant.company)
+    event = publish(merchant.company)
     webhook_deliver(event_id=event.pk)
 
     services.webhook_redeliver(company=merchant.company, event_id=event.pk)
@@ -225,7 +208,7 @@ def test_numbers_continue_across_redeliveries(merchant, receiver):
 def test_attempts_numbered_past_the_counter_move_it_on(merchant, receiver):
     """An attempt written without the counter (the previous version, during an upgrade) is never numbered
     twice."""
-    event = _publish(merchant.company)
+    event = publish(merchant.company)
     WebhookAttempt.objects.create(
         event=event, number=1, url=receiver.url, started_at=timezone.now(), duration_ms=1, succeeded=False
     )
@@ -238,8 +221,8 @@ def test_attempts_numbered_past_the_counter_move_it_on(merchant, receiver):
 
 
 def test_a_held_back_event_is_sent_again_backing_off_and_not_claimed(merchant, receiver, sent_again):
-    _publish(merchant.company, status="created", invoice_id="same")
-    later = _publish(merchant.company, status="pending", invoice_id="same")
+    publish(merchant.company, status="created", invoice_id="same")
+    later = publish(merchant.company, status="pending", invoice_id="same")
     poller_token = "6f1c5a84-0c6e-4bb0-9a55-6d1e1f1d2a11"
     reserved = timezone.now() + timedelta(seconds=60)
     WebhookEvent.objects.filter(pk=later.pk).update(lease_token=poller_token, lease_expires_at=reserved)
@@ -259,11 +242,11 @@ def test_a_held_back_event_is_sent_again_backing_off_and_not_claimed(merchant, r
 
 
 def test_a_duplicate_message_is_dropped_without_being_sent_again(merchant, receiver, sent_again):
-    event = _publish(merchant.company)
+    event = publish(merchant.company)
     assert services._claim(event.pk, None) is not None  # another delivery holds the lease
 
     assert webhook_deliver(event_id=event.pk) is None
-    _expire_lease(event)
+    expire_lease(event)
     WebhookEvent.objects.filter(pk=event.pk).update(status="delivered")
     assert webhook_deliver(event_id=event.pk) is None  # done since
 
@@ -276,7 +259,7 @@ def test_an_event_claimable_again_right_after_a_failed_claim_is_sent_again(
 ):
     """The claim found it held back; the earlier event's first attempt was recorded just after: the message
     is not dropped (which would leave the event to the poller) but sent again."""
-    event = _publish(merchant.company)
+    event = publish(merchant.company)
     monkeypatch.setattr(services, "_claim", lambda event_id, token: None)
 
     assert webhook_deliver(event_id=event.pk) is None
@@ -287,7 +270,7 @@ def test_an_event_claimable_again_right_after_a_failed_claim_is_sent_again(
 def test_a_company_without_url_at_the_claim_skips_the_event(merchant, receiver):
     from payments.services import company_set_webhook_url
 
-    event = _publish(merchant.company)
+    event = publish(merchant.company)
     company_set_webhook_url(company_id=merchant.company.pk, url="")
 
     assert webhook_deliver(event_id=event.pk) is None
@@ -316,9 +299,9 @@ def _wait_for_a_lock_wait(deadline_seconds: float = 10) -> None:
 def test_two_deliveries_recording_at_once_take_consecutive_numbers(merchant, receiver):
     """The late recorder's statement starts (and takes its snapshot) before the owner's record commits, then
     waits for the row lock: its number must come from the row as the owner left it."""
-    event = _publish(merchant.company)
+    event = publish(merchant.company)
     stalled = services._claim(event.pk, None)
-    _expire_lease(event)
+    expire_lease(event)
     owner = services._claim(event.pk, None)
     holding, release = threading.Event(), threading.Event()
     recorded: dict[str, object] = {}

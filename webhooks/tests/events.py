@@ -1,0 +1,31 @@
+"""Shared by the delivery tests: an event to deliver, and moving it in time without waiting."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.utils import timezone
+
+from webhooks.models import WebhookEvent
+from webhooks.payloads import invoice_body
+from webhooks.services import webhook_publish
+
+
+def publish(company, status: str = "created", invoice_id: str = "inv-1") -> WebhookEvent:
+    """An invoice event of `company`, published as a state change publishes it."""
+    return webhook_publish(
+        company=company,
+        family="invoice",
+        object_id=invoice_id,
+        body=invoice_body(invoice_id=invoice_id, status=status),
+    )
+
+
+def make_due(event: WebhookEvent) -> None:
+    """The event's next attempt is due now (its retry wait is over)."""
+    WebhookEvent.objects.filter(pk=event.pk).update(next_attempt_at=timezone.now() - timedelta(seconds=1))
+
+
+def expire_lease(event: WebhookEvent) -> None:
+    """The delivery lease on the event has run out (its worker died, say)."""
+    WebhookEvent.objects.filter(pk=event.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
