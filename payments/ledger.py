@@ -1,6 +1,7 @@
-"""The ledger: the only place a balance changes (docs/architecture.md).
+"""The ledger: the only place a balance changes (docs/architecture.md), with payments.holds.
 
-Every change locks the `Account` row (`select_for_update`) inside `transaction.atomic`, changes
+Every change locks the `Account` row (`select_for_update`, or the conditional UPDATE of payments.holds)
+inside `transaction.atomic`, changes
 `available`/`held` and appends exactly one `LedgerEntry` carrying the deltas, so each account always equals
 the sum of its entries (`ledger_verify`). Entries are never updated or deleted; a correction is a new entry.
 

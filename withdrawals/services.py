@@ -17,12 +17,15 @@ rejected.
 Lock order, the same on every path so that no two transactions wait on each other in a cycle: the
 accounts of the codes involved (sorted), then the company's uid counter. Refunds arrive holding the
 invoice and its account lock (the invoice service credits right before calling us); sweeps hold their
-rule's lock first. Nobody takes an account lock while holding the counter.
+rule's lock first. Nobody takes an account lock while holding the counter. A withdrawal in one code on
+PostgreSQL takes both in one statement, the account first (payments.holds explains why that order holds).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
+import secrets
 from collections.abc import Callable, Sequence
 from decimal import localcontext
 from typing import TYPE_CHECKING, Any
@@ -37,6 +40,7 @@ from config.tasks import task
 from payments.assets import get_asset
 from payments.bulkinsert import bulk_insert, insert_together
 from payments.errors import FieldError, InvalidState, NotFound, UnsupportedAsset, ValidationFailed
+from payments.holds import AfterHold, ledger_hold_fresh
 from payments.ledger import (
     InsufficientBalance,
     account_for_update,
@@ -44,7 +48,7 @@ from payments.ledger import (
     ledger_post,
     ledger_release,
 )
-from payments.models import Company, SandboxTransaction
+from payments.models import Company, LedgerEntry, SandboxTransaction
 from payments.money import MONEY_CONTEXT, number_text
 from webhooks.models import WebhookEvent
 from webhooks.payloads import withdrawal_body
@@ -124,17 +128,28 @@ def _guard(withdrawal: Withdrawal, name: str) -> str:
     return target
 
 
+@functools.cache
+def _counter_sql() -> tuple[str, AfterHold]:
+    """The counter's `UPDATE ... RETURNING` (parameters: the count, the company's key), and the same update
+    as the follow-up of a one-code hold (payments.holds), made in the statement that locks the account."""
+    meta, quote = WithdrawalCounter._meta, connection.ops.quote_name
+    table, key = quote(meta.db_table), quote(str(meta.get_field("company").column))
+    sequence = quote(str(meta.get_field("next_sequence").column))
+    bump = AfterHold(table, f"{sequence} = {sequence} + %s", f"{key} = %s", sequence)
+    return f"UPDATE {table} SET {bump.assignments} WHERE {bump.condition} RETURNING {sequence}", bump  # noqa: S608
+
+
+def _uids(company: Company, next_sequence: int, count: int) -> list[str]:
+    """The `count` uids right before `next_sequence`, the counter's value after `count` was added."""
+    return [f"{company.uid_prefix}-{sequence}" for sequence in range(next_sequence - count, next_sequence)]
+
+
 def _next_uids(company: Company, count: int) -> list[str]:
     """`count` fresh uids, in one round trip: `UPDATE ... RETURNING` takes the counter row's lock and keeps it
     until commit. A concurrent caller waits for that lock, then (READ COMMITTED) adds to the row as the first
     one committed it, so no uid is ever handed out twice; a rolled-back call hands out nothing."""
-    meta, quote = WithdrawalCounter._meta, connection.ops.quote_name
-    key, sequence = meta.get_field("company"), quote(str(meta.get_field("next_sequence").column))
-    update = (
-        f"UPDATE {quote(meta.db_table)} SET {sequence} = {sequence} + %s "  # noqa: S608 - names from _meta
-        f"WHERE {quote(str(key.column))} = %s RETURNING {sequence}"
-    )
-    params = [count, key.get_db_prep_value(company.pk, connection)]
+    update, _ = _counter_sql()
+    params = [count, _company_key(company)]
     with connection.cursor() as cursor:
         cursor.execute(update, params)
         row = cursor.fetchone()
@@ -144,8 +159,11 @@ def _next_uids(company: Company, count: int) -> list[str]:
             WithdrawalCounter.objects.bulk_create([WithdrawalCounter(company=company)], ignore_conflicts=True)
             cursor.execute(update, params)
             row = cursor.fetchone()
-    first = row[0] - count
-    return [f"{company.uid_prefix}-{sequence}" for sequence in range(first, first + count)]
+    return _uids(company, row[0], count)
+
+
+def _company_key(company: Company) -> Any:
+    return WithdrawalCounter._meta.get_field("company").get_db_prep_value(company.pk, connection)
 
 
 def withdrawal_accept(
@@ -164,6 +182,79 @@ def withdrawal_accept(
     if not transaction.get_connection().in_atomic_block:
         # No savepoint of its own (two round trips per call): the caller's transaction holds the locks.
         raise transaction.TransactionManagementError("withdrawal_accept must run inside transaction.atomic.")
+    codes = sorted({item.code for item in items})
+
+    def rows(uids: Sequence[str]) -> tuple[list[Withdrawal], list[WebhookEvent]]:
+        """The withdrawals of `items` with these uids, and their first webhook events."""
+        withdrawals = [
+            Withdrawal(
+                uid=uid,
+                company=company,
+                request=request,
+                code=item.code,
+                to_address=item.to,
+                tag=item.tag,
+                amount=item.amount,
+                fee=item.fee,
+                is_automatic=is_automatic,
+                is_refund=refund_invoice_id is not None,
+                refund_invoice_id=refund_invoice_id,
+            )
+            for item, uid in zip(items, uids, strict=True)
+        ]
+        family = WebhookEvent.Family.WITHDRAWAL
+        return withdrawals, webhook_event_rows([(company, family, w.uid, _body(w, "")) for w in withdrawals])
+
+    one_code = len(codes) == 1 and connection.vendor == "postgresql"
+    entries, withdrawals, events = (_accept_one_code if one_code else _accept_locked)(company, items, rows)
+    if len(withdrawals) <= TOGETHER_MAX_ITEMS:
+        # Entries, withdrawals and webhook events in one statement (one round trip, keys by RETURNING).
+        insert_together(entries, withdrawals, events)
+    else:
+        for group in (entries, withdrawals, events):  # a large bulk: COPY is faster than a long VALUES list
+            bulk_insert(group)
+    webhook_enqueue(events)
+    for code in codes:
+        # One message per code, however many withdrawals: the planner batches them (withdrawals.payouts).
+        # A lost message is found by the payout monitor.
+        task(PLAN_TASK).delay_on_commit(code)
+    return withdrawals
+
+
+Rows = Callable[[Sequence[str]], tuple[list[Withdrawal], list[WebhookEvent]]]
+Accepted = tuple[list[LedgerEntry], list[Withdrawal], list[WebhookEvent]]
+
+
+def _accept_one_code(company: Company, items: Sequence[CheckedItem], rows: Rows) -> Accepted:
+    """Every item in one code, on PostgreSQL (the common case), with the account locked as briefly as can
+    be: each withdrawal of a merchant queues on that lock. The rows are made before it, with a placeholder
+    uid; one statement (payments.holds.ledger_hold_fresh) locks the account, checks and holds the sum and
+    draws the uids from the counter, after the account; the uids are filled in, then the rows written."""
+    count = len(items)
+    with localcontext(MONEY_CONTEXT):
+        amounts = [item.amount + item.fee for item in items]
+    placeholder = f"<uid {secrets.token_hex(8)}>"  # "<" is in no address: no other field of a body has it
+    withdrawals, events = rows([placeholder] * count)
+    after = [count, _company_key(company)]
+    # The account's row lock from here until the transaction ends.
+    hold = ledger_hold_fresh(
+        company_id=company.pk,
+        code=items[0].code,
+        amounts=amounts,
+        after=_counter_sql()[1],
+        after_params=after,
+    )
+    # None: the company's first withdrawal, whose counter row is created now (still after the account).
+    uids = _next_uids(company, count) if hold.after is None else _uids(company, hold.after, count)
+    for withdrawal, event, uid in zip(withdrawals, events, uids, strict=True):
+        withdrawal.uid = event.object_id = uid
+        event.body = event.body.replace(placeholder, uid)
+    # No replay read: each reference carries a uid just drawn from the counter (unique ledger_entry_once).
+    return hold.unwritten([withdrawal.reference for withdrawal in withdrawals]), withdrawals, events
+
+
+def _accept_locked(company: Company, items: Sequence[CheckedItem], rows: Rows) -> Accepted:
+    """Items in several codes, or SQLite: lock every account (sorted), draw the uids, hold, make the rows."""
     locked = {  # accounts first: see the lock order above
         code: account_for_update(company_id=company.pk, code=code) for code in sorted({i.code for i in items})
     }
@@ -173,41 +264,11 @@ def withdrawal_accept(
             (item.code, item.amount + item.fee, f"withdrawal:{uid}")
             for item, uid in zip(items, uids, strict=True)
         ]
-    # Every check made and the accounts updated; the entries come back unsaved and are written below, in
-    # this transaction. No replay read: each reference carries a uid just drawn from the counter (see
-    # ledger_hold_unwritten and the unique ledger_entry_once).
+    # Every check made and the accounts updated; the entries come back unsaved and are written by the
+    # caller, in this transaction. No replay read: each reference carries a uid just drawn from the counter
+    # (see ledger_hold_unwritten and the unique ledger_entry_once).
     entries = ledger_hold_unwritten(company_id=company.pk, holds=holds, locked=locked)
-    withdrawals = [
-        Withdrawal(
-            uid=uid,
-            company=company,
-            request=request,
-            code=item.code,
-            to_address=item.to,
-            tag=item.tag,
-            amount=item.amount,
-            fee=item.fee,
-            is_automatic=is_automatic,
-            is_refund=refund_invoice_id is not None,
-            refund_invoice_id=refund_invoice_id,
-        )
-        for item, uid in zip(items, uids, strict=True)
-    ]
-    events = webhook_event_rows(
-        [(company, WebhookEvent.Family.WITHDRAWAL, w.uid, _body(w, tx_hash="")) for w in withdrawals]
-    )
-    if len(withdrawals) <= TOGETHER_MAX_ITEMS:
-        # Entries, withdrawals and webhook events in one statement (one round trip, keys by RETURNING).
-        insert_together(entries, withdrawals, events)
-    else:
-        for rows in (entries, withdrawals, events):  # a large bulk: COPY is faster than a long VALUES list
-            bulk_insert(rows)
-    webhook_enqueue(events)
-    for code in sorted({item.code for item in items}):
-        # One message per code, however many withdrawals: the planner batches them (withdrawals.payouts).
-        # A lost message is found by the payout monitor.
-        task(PLAN_TASK).delay_on_commit(code)
-    return withdrawals
+    return entries, *rows(uids)
 
 
 def insufficient_errors(

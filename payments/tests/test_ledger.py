@@ -6,13 +6,15 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, NotSupportedError, connection, transaction
 from django.db.models import F
 from django.test.utils import CaptureQueriesContext
 
 from payments.errors import UnsupportedAsset
+from payments.holds import AfterHold, ledger_hold_fresh
 from payments.ledger import (
     InsufficientBalance,
+    Shortfall,
     account_for_update,
     ledger_credit,
     ledger_hold,
@@ -22,7 +24,7 @@ from payments.ledger import (
     ledger_release,
     ledger_verify,
 )
-from payments.models import Account, LedgerEntry
+from payments.models import Account, DerivationCounter, LedgerEntry
 from tests.workers import run_together
 
 pytestmark = pytest.mark.django_db
@@ -734,3 +736,144 @@ def test_hold_unwritten_needs_the_callers_transaction(company):
 
     with pytest.raises(transaction.TransactionManagementError):
         ledger_hold_unwritten(company_id=company.pk, holds=[("btc", Decimal(1), "w:1")], locked=locked)
+
+
+# --- ledger_hold_fresh (payments.holds): the one-code hold as one statement, PostgreSQL ------------------
+
+# A caller's one-row update to run after the hold: a derivation counter stands in for the withdrawal one.
+_BUMP = AfterHold(
+    '"payments_derivationcounter"', '"next_index" = "next_index" + %s', '"family" = %s', '"next_index"'
+)
+
+
+def _hold_fresh(company, amounts, code="btc", family="probe"):
+    return ledger_hold_fresh(
+        company_id=company.pk,
+        code=code,
+        amounts=[Decimal(a) for a in amounts],
+        after=_BUMP,
+        after_params=[len(amounts), family],
+    )
+
+
+def _index(family="probe"):
+    return DerivationCounter.objects.filter(family=family).values_list("next_index", flat=True).first()
+
+
+@pytest.mark.postgres
+def test_hold_fresh_holds_the_sum_and_makes_the_callers_update_in_one_statement(company):
+    _credit(company, "10")
+    DerivationCounter.objects.create(family="probe", next_index=5)
+    with transaction.atomic():
+        with CaptureQueriesContext(connection) as queries:
+            hold = _hold_fresh(company, ["1", "2.5"])
+        assert len(queries.captured_queries) == 1
+        assert hold.after == 7
+        account = Account.objects.get(company=company, code="btc")
+        assert [(e.account_id, e.kind, e.available_delta, e.held_delta, e.pk) for e in hold.entries] == [
+            (account.pk, Kind.WITHDRAWAL_HOLD, Decimal(-1), Decimal(1), None),
+            (account.pk, Kind.WITHDRAWAL_HOLD, Decimal("-2.5"), Decimal("2.5"), None),
+        ]
+        assert ledger_verify() != []  # the balance moved; the entries are the caller's to write
+        LedgerEntry.objects.bulk_create(hold.unwritten(["withdrawal:001-6", "withdrawal:001-7"]))
+    assert _balance(company) == (Decimal("6.5"), Decimal("3.5"))
+    assert sorted(
+        LedgerEntry.objects.filter(kind=Kind.WITHDRAWAL_HOLD).values_list("reference", flat=True)
+    ) == [
+        "withdrawal:001-6",
+        "withdrawal:001-7",
+    ]
+    assert _index() == 7
+    assert ledger_verify() == []
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("code", ["btc", "eth"], ids=["short", "no account"])
+def test_hold_fresh_refuses_a_short_balance_having_changed_nothing(company, code):
+    _credit(company, "3")
+    DerivationCounter.objects.create(family="probe", next_index=5)
+    before = _balance(company)
+
+    with transaction.atomic():
+        with pytest.raises(InsufficientBalance) as caught:
+            _hold_fresh(company, ["1", "2.5"], code=code)
+        # Refused as ledger_hold_many refuses: the code, the locked balance, the sum asked for.
+        assert caught.value.shortfalls == [
+            Shortfall(code, Decimal(3 if code == "btc" else 0), Decimal("3.5"))
+        ]
+        assert _index() == 5  # the caller's update did not run
+        assert _balance(company) == before
+    assert not Account.objects.filter(company=company, code="eth").exists()
+    assert not LedgerEntry.objects.filter(kind=Kind.WITHDRAWAL_HOLD).exists()
+
+
+@pytest.mark.postgres
+def test_hold_fresh_holds_when_the_callers_row_is_missing(company):
+    _credit(company, "3")
+    with transaction.atomic():
+        hold = _hold_fresh(company, ["1"])
+        LedgerEntry.objects.bulk_create(hold.unwritten(["withdrawal:001-1"]))
+    assert hold.after is None
+    assert _balance(company) == (Decimal(2), Decimal(1))
+    assert ledger_verify() == []
+
+
+@pytest.mark.postgres
+def test_hold_fresh_locks_and_tries_again_when_the_balance_grew_since_its_update_looked(company, monkeypatch):
+    """The update found the balance short; a credit committed before the refusal read it: with the lock
+    taken, the balance is enough and the hold is made rather than refused with an amount that covers it."""
+    from payments import holds
+
+    _credit(company, "3")
+    real, runs = holds._run, []
+
+    def short_at_first(db, statement, params):
+        runs.append(statement)
+        return (None, None) if len(runs) == 1 else real(db, statement, params)
+
+    monkeypatch.setattr(holds, "_run", short_at_first)
+    with transaction.atomic():
+        with CaptureQueriesContext(connection) as queries:
+            hold = _hold_fresh(company, ["1"])
+        LedgerEntry.objects.bulk_create(hold.unwritten(["withdrawal:001-1"]))
+    assert len(runs) == 2
+    assert ["FOR UPDATE" in q["sql"] for q in queries.captured_queries] == [True, False]  # locked, then held
+    assert _balance(company) == (Decimal(2), Decimal(1))
+    assert ledger_verify() == []
+
+
+@pytest.mark.postgres
+def test_hold_fresh_checks_its_arguments_before_any_statement(company):
+    _credit(company, "3")
+    with transaction.atomic(), CaptureQueriesContext(connection) as queries:
+        for amounts in (["0"], ["-1"], ["0.1234567890123456789"], []):
+            with pytest.raises(ValueError):
+                _hold_fresh(company, amounts)
+        with pytest.raises(UnsupportedAsset):
+            _hold_fresh(company, ["1"], code="xyz")
+    assert queries.captured_queries == []
+    with transaction.atomic():
+        hold = _hold_fresh(company, ["1", "1"])
+        with pytest.raises(ValueError, match="twice"):
+            hold.unwritten(["w:1", "w:1"])
+        with pytest.raises(ValueError):
+            hold.unwritten(["w:1"])
+        with pytest.raises(ValueError):
+            hold.unwritten(["w:1", " "])
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_hold_fresh_needs_the_callers_transaction(company):
+    _credit(company, "3")
+    with pytest.raises(transaction.TransactionManagementError):
+        _hold_fresh(company, ["1"])
+    assert _balance(company) == (Decimal(3), Decimal(0))
+
+
+@pytest.mark.skipif(connection.vendor == "postgresql", reason="the SQLite answer")
+def test_hold_fresh_is_postgresql_only(company):
+    _credit(company, "3")
+    with transaction.atomic(), pytest.raises(NotSupportedError):
+        _hold_fresh(company, ["1"])
+    assert _balance(company) == (Decimal(3), Decimal(0))

@@ -1,9 +1,9 @@
 """What accepting a withdrawal costs the database, and that the rows are written whole or not at all.
 
-A one-item withdrawal on PostgreSQL: the token lookup, BEGIN, the account lock, the counter's
-`UPDATE ... RETURNING`, the account update, one statement writing the hold, the withdrawal and its webhook
-event, COMMIT. COPY (bulk_insert) only above `TOGETHER_MAX_ITEMS`; COPY is not in `connection.queries`, so
-the driver's `copy` is watched as well.
+A one-item withdrawal on PostgreSQL: the token lookup, BEGIN, one statement that holds the amount on the
+account (taking its row lock) and then draws the uid from the counter (payments.holds), one statement
+writing the hold's entry, the withdrawal and its webhook event, COMMIT. COPY (bulk_insert) only above
+`TOGETHER_MAX_ITEMS`; COPY is not in `connection.queries`, so the driver's `copy` is watched as well.
 """
 
 from decimal import Decimal
@@ -49,7 +49,7 @@ def _items(count, code="btc", amount="0.001"):
 
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)  # the request's own BEGIN and COMMIT, as in production
-def test_one_item_withdrawal_is_seven_statements_and_no_copy(api, funded, copies):
+def test_one_item_withdrawal_is_five_statements_and_no_copy(api, funded, copies):
     withdraw(api, item())  # the company's first withdrawal also creates its counter row
 
     with CaptureQueriesContext(connection) as queries:
@@ -57,18 +57,43 @@ def test_one_item_withdrawal_is_seven_statements_and_no_copy(api, funded, copies
 
     assert response.status_code == 200
     statements = [q["sql"] for q in queries.captured_queries]
-    assert len(statements) <= 7, "\n".join(s[:120] for s in statements)
+    assert len(statements) == 5, "\n".join(s[:120] for s in statements)
     assert (statements[1], statements[-1]) == ("BEGIN", "COMMIT")
     assert copies == []
-    assert not [s for s in statements if "nextval" in s or "SAVEPOINT" in s]
+    assert not [s for s in statements if "nextval" in s or "SAVEPOINT" in s or "FOR UPDATE" in s]
     assert not [
         s for s in statements if s.startswith("SELECT") and "payments_ledgerentry" in s
     ]  # no replay read
-    assert [s for s in statements if "FOR UPDATE" in s] == [statements[2]]  # the account, nothing else
-    assert statements[3].startswith('UPDATE "withdrawals_withdrawalcounter"') and "RETURNING" in statements[3]
-    (write,) = [s for s in statements if s.startswith("WITH")]
+    # The account is locked by the UPDATE that holds the amount; the counter's UPDATE, in the same
+    # statement, waits for that one's RETURNING (payments.holds: the account before the counter).
+    hold = statements[2]
+    assert hold.startswith('WITH held AS (UPDATE "payments_account"')
+    assert '"available" >= ' in hold
+    assert 'UPDATE "withdrawals_withdrawalcounter"' in hold and "EXISTS (SELECT 1 FROM held)" in hold
+    assert hold.index('"payments_account"') < hold.index('"withdrawals_withdrawalcounter"')
+    write = statements[3]
     for table in ("payments_ledgerentry", "withdrawals_withdrawal", "webhooks_webhookevent"):
         assert f'INSERT INTO "{table}"' in write
+    assert not [s for s in statements if s.startswith("UPDATE")]  # no other balance or counter update
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_multi_code_withdrawal_keeps_the_locking_path(api, funded, copies):
+    withdraw(api, item())
+
+    with CaptureQueriesContext(connection) as queries:
+        response = withdraw(api, item(), item("eth", "0.01"))
+
+    assert response.status_code == 200
+    statements = [q["sql"] for q in queries.captured_queries]
+    locks = [s for s in statements if "FOR UPDATE" in s]
+    assert len(locks) == 2  # btc, then eth
+    assert not [s for s in statements if s.startswith("WITH held")]
+    counter = next(
+        i for i, s in enumerate(statements) if s.startswith('UPDATE "withdrawals_withdrawalcounter"')
+    )
+    assert counter > statements.index(locks[-1])  # the accounts, then the counter
 
 
 @pytest.mark.postgres

@@ -1,7 +1,9 @@
 """Races on PostgreSQL (real row locks): each operation in its own thread and database connection."""
 
+import functools
 import threading
 import time
+from collections.abc import Callable
 from decimal import Decimal
 
 import pytest
@@ -251,4 +253,138 @@ def test_a_withdrawal_waits_for_the_counter_another_transaction_holds(merchant, 
         assert results["a"] is None
         assert _sequences(b) == [start, start + 1]
     assert WithdrawalCounter.objects.get().next_sequence == _sequences(b)[-1] + 1
+    assert ledger_verify() == []
+
+
+# --- the one-code hold (payments.holds): the account, then the counter, in one statement ------------------
+
+
+def test_concurrent_one_code_withdrawals_from_one_account_never_overdraw(merchant):
+    """Every call queues on the one btc account; the balance covers 30 of the 48 items asked for."""
+    each = Decimal("0.0011")  # 0.001 + 0.0001 fee
+    fund(merchant.company, "btc", each * 30)
+    sizes = [1 + i % 3 for i in range(24)]  # 48 items
+    calls: list[Callable[[], object]] = [
+        functools.partial(services.withdrawal_request, company=merchant.company, items=_items("btc", size))
+        for size in sizes
+    ]
+
+    outcomes = run_together(calls)
+
+    accepted = [o for o in outcomes if isinstance(o, list)]
+    refused = [o for o in outcomes if not isinstance(o, list)]
+    assert all(getattr(o, "code", None) == "insufficient_balance" for o in refused), refused
+    assert all({e.code for e in o.errors} == {"insufficient_balance"} for o in refused)
+    held = sum(len(a) for a in accepted)
+    assert 28 <= held <= 30  # 30 items' worth: only a call larger than what is left is refused
+    for withdrawals in accepted:
+        first = _sequences(withdrawals)[0]
+        assert _sequences(withdrawals) == list(range(first, first + len(withdrawals)))
+    every = sorted(sequence for withdrawals in accepted for sequence in _sequences(withdrawals))
+    assert every == list(range(1, held + 1))  # refused calls drew nothing: none skipped, none twice
+    assert WithdrawalCounter.objects.get().next_sequence == held + 1
+    assert balance(merchant.company, "btc") == (each * (30 - held), each * held)
+    assert Withdrawal.objects.count() == LedgerEntry.objects.filter(kind="withdrawal_hold").count() == held
+    assert ledger_verify() == []
+    _available_never_negative(merchant.company, "btc")
+
+
+def _in_thread(name, operation, results):
+    def run():
+        try:
+            results[name] = operation()
+        except Exception as exc:
+            results[name] = exc
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+def test_a_refused_hold_does_not_wait_for_the_counter(merchant):
+    """A holds the counter in an open transaction; B is short of btc: its statement must refuse without
+    touching the counter (the counter's update runs only after the account's matched), so B is never
+    queued behind A."""
+    company = merchant.company
+    fund(company, "eth", "1")
+    fund(company, "btc", "0.001")  # 0.001 + 0.0001 fee is short
+    services.withdrawal_request(company=company, items=_items("eth", 1))  # the counter row exists
+    holding, release = threading.Event(), threading.Event()
+
+    def hold_open(accepted):
+        holding.set()
+        assert release.wait(timeout=30)
+
+    results: dict[str, object] = {}
+    a = _in_thread(
+        "a",
+        lambda: services.withdrawal_request(company=company, items=_items("eth", 1), on_accepted=hold_open),
+        results,
+    )
+    try:
+        assert holding.wait(timeout=30)
+        b = _in_thread(
+            "b", lambda: services.withdrawal_request(company=company, items=_items("btc", 1)), results
+        )
+        deadline = time.monotonic() + 30
+        while b.is_alive():
+            assert not _someone_waits_on_a_lock(), "the refused hold waited for the counter"
+            assert time.monotonic() < deadline
+        assert "a" not in results  # A still holds the counter
+    finally:
+        release.set()
+        a.join(timeout=60)
+    assert getattr(results["b"], "code", None) == "insufficient_balance"
+    assert _sequences(results["a"]) == [2]
+    assert WithdrawalCounter.objects.get().next_sequence == 3
+    assert ledger_verify() == []
+
+
+def test_a_sweep_holding_the_account_and_a_withdrawal_waiting_for_it_do_not_deadlock(merchant):
+    """A locks the btc account first and draws from the counter afterwards, as auto_withdrawal_sweep does;
+    B's one-code withdrawal queues on the account meanwhile. Were B's counter update not ordered after its
+    account update, B would hold the counter while A waits for it, and A the account B waits for: a
+    deadlock, which PostgreSQL breaks by failing one of them."""
+    from django.db import transaction
+
+    from payments.ledger import account_for_update
+    from withdrawals.rules import check_item
+
+    company = merchant.company
+    fund(company, "btc", "1")
+    services.withdrawal_request(company=company, items=_items("btc", 1))  # the counter row exists
+    locked, go = threading.Event(), threading.Event()
+
+    def sweep_like():
+        with transaction.atomic():
+            account_for_update(company_id=company.pk, code="btc")
+            locked.set()
+            assert go.wait(timeout=30)
+            checked, errors = check_item(_items("btc", 1)[0])
+            assert checked is not None, errors
+            return services.withdrawal_accept(company=company, items=[checked], is_automatic=True)
+
+    results: dict[str, object] = {}
+    a = _in_thread("a", sweep_like, results)
+    try:
+        assert locked.wait(timeout=30)
+        b = _in_thread(
+            "b", lambda: services.withdrawal_request(company=company, items=_items("btc", 1)), results
+        )
+        deadline = time.monotonic() + 30
+        while not _someone_waits_on_a_lock():  # B queued on the account A holds
+            assert time.monotonic() < deadline, "B never waited for the account"
+            assert b.is_alive(), results.get("b")
+    finally:
+        go.set()
+        a.join(timeout=60)
+    b.join(timeout=60)
+    assert not a.is_alive() and not b.is_alive()
+    assert not isinstance(results["a"], Exception), results["a"]
+    assert not isinstance(results["b"], Exception), results["b"]
+    assert _sequences(results["a"]) == [2]  # A drew first: B waited for the account before the counter
+    assert _sequences(results["b"]) == [3]
+    assert balance(company, "btc") == (Decimal("0.9967"), Decimal("0.0033"))
     assert ledger_verify() == []

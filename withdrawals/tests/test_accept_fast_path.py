@@ -1,0 +1,201 @@
+"""The one-code withdrawal on PostgreSQL (`_accept_one_code`, payments.holds): the account's lock, the balance
+check and change and the uid draw in one statement, the rows made before it. It must answer and write
+exactly what the locking path (`_accept_locked`, still used for several codes and on SQLite) does."""
+
+import json
+from decimal import Decimal
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from payments.ledger import ledger_verify
+from payments.models import Account, LedgerEntry
+from tests.chain import fund
+from webhooks.models import WebhookEvent
+from withdrawals import services
+from withdrawals.models import Withdrawal, WithdrawalCounter, WithdrawalRequest
+from withdrawals.rules import WithdrawalItem
+from withdrawals.tests.conftest import ADDRESSES, item, withdraw
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
+
+
+@pytest.fixture
+def locking_path(monkeypatch):
+    """Switch one-code withdrawals to the locking path, the reference the fast path is compared with."""
+
+    def switch():
+        monkeypatch.setattr(services, "_accept_one_code", services._accept_locked)
+
+    return switch
+
+
+@pytest.fixture
+def fast_path_runs(monkeypatch):
+    """How many times the fast path ran (so a test cannot pass on the locking path by mistake)."""
+    runs = []
+    real = services._accept_one_code
+
+    def counted(*args, **kwargs):
+        runs.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(services, "_accept_one_code", counted)
+    return runs
+
+
+def _written(company):
+    """Everything a withdrawal writes, to show that a refused one wrote nothing."""
+    counter = WithdrawalCounter.objects.filter(company=company).values_list("next_sequence", flat=True)
+    return {
+        "accounts": sorted(
+            Account.objects.filter(company=company).values_list("code", "available", "held", "updated_at")
+        ),
+        "counter": counter.first(),
+        "entries": LedgerEntry.objects.count(),
+        "withdrawals": Withdrawal.objects.count(),
+        "requests": WithdrawalRequest.objects.count(),
+        "events": WebhookEvent.objects.filter(family="withdrawal").count(),
+    }
+
+
+SHORT = {
+    # the fee makes it short: 0.0015 + 0.0001 > 0.0015
+    "one item": (("btc", "0.0015"), [("btc", "0.0015")]),
+    # the sum of three items, each enough alone: 3 x 0.0011 > 0.0032
+    "a bulk in one code": (("btc", "0.0032"), [("btc", "0.001")] * 3),
+    # no ltc account at all: available 0
+    "no account": (("btc", "1"), [("ltc", "0.01")]),
+}
+
+
+@pytest.mark.parametrize("first_of_company", [True, False], ids=["no counter yet", "counter"])
+@pytest.mark.parametrize("case", list(SHORT))
+def test_a_short_balance_gets_the_answer_of_the_locking_path_and_writes_nothing(
+    api, merchant, locking_path, fast_path_runs, case, first_of_company
+):
+    (code, funded), items = SHORT[case]
+    fund(merchant.company, code, funded)
+    fund(merchant.company, "eth", "1")
+    if not first_of_company:
+        assert withdraw(api, item("eth", "0.01")).status_code == 200
+    before = _written(merchant.company)
+
+    fast = withdraw(api, *(item(c, amount) for c, amount in items))
+    after_fast = _written(merchant.company)
+    assert fast_path_runs
+    locking_path()
+    locking = withdraw(api, *(item(c, amount) for c, amount in items))
+
+    assert fast.status_code == 400
+    assert fast.json()["code"] == "insufficient_balance"
+    assert fast.json() == locking.json()
+    assert after_fast == before == _written(merchant.company)
+    assert not Account.objects.filter(company=merchant.company, code="ltc").exists()
+    assert ledger_verify() == []
+
+
+def test_the_answer_names_the_available_amount_and_the_sum(api, merchant):
+    fund(merchant.company, "btc", "0.0032")
+
+    refused = withdraw(api, item(), item(), item())
+
+    assert refused.json()["detail"] == "Insufficient balance: btc available 0.0032, requested 0.0033."
+    assert [(e["field"], e["message"]) for e in refused.json()["errors"]] == [
+        (f"items[{i}].amount", "btc available 0.0032, requested 0.0033 (amounts plus network fees)")
+        for i in range(3)
+    ]
+
+
+def test_exactly_enough_is_held(api, merchant):
+    fund(merchant.company, "btc", "0.0033")
+
+    accepted = withdraw(api, item(), item(), item())
+
+    assert accepted.status_code == 200
+    account = Account.objects.get(company=merchant.company, code="btc")
+    assert (account.available, account.held) == (Decimal(0), Decimal("0.0033"))
+    assert ledger_verify() == []
+
+
+@pytest.mark.django_db(transaction=True)  # the request's own BEGIN and COMMIT
+def test_the_first_withdrawal_of_a_company_creates_its_counter_after_the_hold(api, merchant, fast_path_runs):
+    fund(merchant.company, "btc", "1")
+    assert not WithdrawalCounter.objects.exists()
+
+    with CaptureQueriesContext(connection) as queries:
+        response = withdraw(api, item(), item())
+
+    assert response.status_code == 200
+    assert fast_path_runs
+    prefix = merchant.company.uid_prefix
+    assert [entry["uid"] for entry in response.json()] == [f"{prefix}-1", f"{prefix}-2"]
+    assert WithdrawalCounter.objects.get().next_sequence == 3
+    statements = [q["sql"] for q in queries.captured_queries]
+    hold = next(i for i, s in enumerate(statements) if s.startswith("WITH held"))
+    counter = [i for i, s in enumerate(statements) if '"withdrawals_withdrawalcounter"' in s and i != hold]
+    assert counter and min(counter) > hold  # created once the account is held (and locked)
+    assert ledger_verify() == []
+    follow_up = withdraw(api, item())
+    assert follow_up.json()[0]["uid"] == f"{prefix}-3"
+
+
+def _rows(withdrawal):
+    """What the acceptance wrote for `withdrawal`, its uid and keys aside."""
+    entry = LedgerEntry.objects.get(reference=withdrawal.reference)
+    event = WebhookEvent.objects.get(family="withdrawal", object_id=withdrawal.uid)
+    body = json.loads(event.body, parse_float=Decimal)
+    assert body["uid"] == withdrawal.uid
+    volatile = {"id", "uid", "created_at", "updated_at", "request_id"}
+    row = dict(Withdrawal.objects.filter(pk=withdrawal.pk).values().get())
+    assert row["uid"] == withdrawal.uid
+    stored = {name: value for name, value in row.items() if name not in volatile}
+    return {
+        "entry": (entry.account.code, entry.kind, entry.available_delta, entry.held_delta),
+        "withdrawal": stored,
+        "event": (event.company_id, event.event_status, event.status, {**body, "uid": "-"}),
+    }
+
+
+@pytest.mark.parametrize("count", [1, 3, services.TOGETHER_MAX_ITEMS + 1])
+def test_the_rows_are_those_of_the_locking_path(merchant, locking_path, fast_path_runs, count):
+    merchant.company.webhook_url = "https://example.com/hook"
+    merchant.company.save()
+    fund(merchant.company, "btc", "1")
+    items = [
+        WithdrawalItem(asset="btc", to=ADDRESSES["btc"], amount=Decimal(f"0.00{i + 1}")) for i in range(count)
+    ]
+
+    fast = services.withdrawal_request(company=merchant.company, items=items)
+    assert fast_path_runs
+    locking_path()
+    locking = services.withdrawal_request(company=merchant.company, items=items)
+
+    assert [_rows(w) for w in fast] == [_rows(w) for w in locking]
+    sequences = [int(w.uid.split("-")[1]) for w in [*fast, *locking]]
+    assert sequences == list(range(1, 2 * count + 1))
+    assert not WebhookEvent.objects.filter(body__contains="<uid").exists()
+    assert ledger_verify() == []
+
+
+def test_an_automatic_sweep_takes_the_fast_path_with_its_account_already_locked(merchant, fast_path_runs):
+    from withdrawals.auto_withdrawals import auto_withdrawal_sweep
+    from withdrawals.models import AutoWithdrawalRule
+
+    fund(merchant.company, "btc", "0.05")
+    rule = AutoWithdrawalRule.objects.create(
+        company=merchant.company,
+        code="btc",
+        amount=Decimal("0.01"),
+        is_enabled=True,
+        address=ADDRESSES["btc"],
+    )
+
+    sweep = auto_withdrawal_sweep(rule_id=rule.pk)
+
+    assert fast_path_runs
+    assert sweep is not None and sweep.amount == Decimal("0.0499")
+    account = Account.objects.get(company=merchant.company, code="btc")
+    assert (account.available, account.held) == (Decimal(0), Decimal("0.05"))
+    assert ledger_verify() == []
