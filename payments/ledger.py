@@ -1,9 +1,9 @@
 """The ledger: the only place a balance changes (docs/architecture.md), with payments.holds.
 
 Every change locks the `Account` row (`select_for_update`, or the conditional UPDATE of payments.holds)
-inside `transaction.atomic`, changes
-`available`/`held` and appends exactly one `LedgerEntry` carrying the deltas, so each account always equals
-the sum of its entries (`ledger_verify`). Entries are never updated or deleted; a correction is a new entry.
+inside `transaction.atomic`, changes `available`/`held` and appends exactly one `LedgerEntry` carrying the
+deltas, so each account always equals the sum of its entries (`ledger_verify`). Entries are never updated
+or deleted; a correction is a new entry.
 
 Every operation is idempotent per (account, kind, reference): a replay returns the entry written the first
 time and changes nothing, so a retried task or a deposit seen twice moves money once. A replay with another
