@@ -135,6 +135,23 @@ def _preflight(
 WEBHOOK_EVENTS = 300
 
 
+def _insert_loop(company_id: object, count: int) -> list[float]:
+    """The in-process baseline: `count` one-row inserts, each in its own transaction; seconds each."""
+    import time
+
+    from django.db import transaction
+
+    from bench.models import BaselineRow
+
+    timings = []
+    for _ in range(count):
+        t0 = time.perf_counter()
+        with transaction.atomic():
+            BaselineRow.objects.create(company_id=company_id)
+        timings.append(time.perf_counter() - t0)
+    return timings
+
+
 def _rate_and_percentiles(timings: list[float]) -> tuple[float, float, float]:
     ordered = sorted(timings)
     return (
@@ -226,9 +243,8 @@ def deposit_ingestion(ctx: BenchContext) -> list[Result]:
     import secrets
     import time
 
-    from django.db import connection, transaction
+    from django.db import connection
 
-    from bench.models import BaselineRow
     from chains.base import get_backend
     from chains.scanning import chain_scan
     from payments.models import (
@@ -255,12 +271,7 @@ def deposit_ingestion(ctx: BenchContext) -> list[Result]:
     chain_scan(code)  # whatever an earlier run left open is settled before the measured scan
     mined_transfers(code, run, targets)  # mined deep enough to be credited by the first scan
 
-    baseline_timings = []
-    for _ in range(DEPOSIT_TRANSFERS):
-        t0 = time.perf_counter()
-        with transaction.atomic():
-            BaselineRow.objects.create(company_id=company.pk)
-        baseline_timings.append(time.perf_counter() - t0)
+    baseline_timings = _insert_loop(company.pk, DEPOSIT_TRANSFERS)
 
     t0 = time.perf_counter()
     ingested = chain_scan(code)
@@ -466,9 +477,6 @@ def withdrawals(ctx: BenchContext) -> list[Result]:
     transaction each) measured in the same run."""
     import time
 
-    from django.db import transaction
-
-    from bench.models import BaselineRow
     from payments.assets import get_asset
     from payments.models import Company
     from withdrawals.rules import WithdrawalItem
@@ -479,12 +487,7 @@ def withdrawals(ctx: BenchContext) -> list[Result]:
     _fund_quietly(ctx, "btc", each * (WITHDRAWAL_BULK_ITEMS + WITHDRAWAL_SINGLES), "withdrawals")
     company = Company.objects.get(pk=ctx.company_id)
 
-    baseline_timings = []
-    for _ in range(WITHDRAWAL_BULK_ITEMS):
-        t0 = time.perf_counter()
-        with transaction.atomic():
-            BaselineRow.objects.create(company_id=company.pk)
-        baseline_timings.append(time.perf_counter() - t0)
+    baseline_timings = _insert_loop(company.pk, WITHDRAWAL_BULK_ITEMS)
 
     failures = []
     with _InMemoryBroker():

@@ -217,22 +217,13 @@ def test_a_withdrawal_waits_for_the_counter_another_transaction_holds(merchant, 
 
     results: dict[str, object] = {}
 
-    def run(name, operation):
-        try:
-            results[name] = operation()
-        except Exception as exc:
-            results[name] = exc
-        finally:
-            connection.close()
-
     def b():
         return services.withdrawal_request(company=company, items=_items("eth", 2))
 
-    threads = [threading.Thread(target=run, args=("a", a)), threading.Thread(target=run, args=("b", b))]
-    threads[0].start()
+    threads = [_in_thread("a", a, results)]
     try:
         assert holding.wait(timeout=30)
-        threads[1].start()
+        threads.append(_in_thread("b", b, results))
         deadline = time.monotonic() + 30
         while not _someone_waits_on_a_lock():  # B is queued behind A's lock before A ends
             assert time.monotonic() < deadline, "B never waited for A's counter"
