@@ -135,8 +135,8 @@ def _preflight(
 WEBHOOK_EVENTS = 300
 
 
-def _insert_loop(company_id: object, count: int) -> list[float]:
-    """The in-process baseline: `count` one-row inserts, each in its own transaction; seconds each."""
+def _insert_loop(company_id: object, count: int) -> Result:
+    """The in-process baseline row: `count` one-row inserts, each in its own transaction."""
     import time
 
     from django.db import transaction
@@ -149,7 +149,8 @@ def _insert_loop(company_id: object, count: int) -> list[float]:
         with transaction.atomic():
             BaselineRow.objects.create(company_id=company_id)
         timings.append(time.perf_counter() - t0)
-    return timings
+    rate, p50, p99 = _rate_and_percentiles(timings)
+    return Result("one-row insert loop", rate, p50_ms=p50, p99_ms=p99)
 
 
 def _rate_and_percentiles(timings: list[float]) -> tuple[float, float, float]:
@@ -271,7 +272,7 @@ def deposit_ingestion(ctx: BenchContext) -> list[Result]:
     chain_scan(code)  # whatever an earlier run left open is settled before the measured scan
     mined_transfers(code, run, targets)  # mined deep enough to be credited by the first scan
 
-    baseline_timings = _insert_loop(company.pk, DEPOSIT_TRANSFERS)
+    baseline = _insert_loop(company.pk, DEPOSIT_TRANSFERS)
 
     t0 = time.perf_counter()
     ingested = chain_scan(code)
@@ -293,8 +294,6 @@ def deposit_ingestion(ctx: BenchContext) -> list[Result]:
     if events != 2 * DEPOSIT_TRANSFERS:
         failures.append(f"{events} webhook events for {DEPOSIT_TRANSFERS} deposits (expected two each)")
 
-    base_rate, base_p50, base_p99 = _rate_and_percentiles(baseline_timings)
-    baseline = Result("one-row insert loop", base_rate, p50_ms=base_p50, p99_ms=base_p99)
     result = Result(
         f"deposit ingest, one scan ({DEPOSIT_TRANSFERS:,} tx, {DEPOSIT_ADDRESSES:,} addr)",
         DEPOSIT_TRANSFERS / elapsed,
@@ -487,7 +486,7 @@ def withdrawals(ctx: BenchContext) -> list[Result]:
     _fund_quietly(ctx, "btc", each * (WITHDRAWAL_BULK_ITEMS + WITHDRAWAL_SINGLES), "withdrawals")
     company = Company.objects.get(pk=ctx.company_id)
 
-    baseline_timings = _insert_loop(company.pk, WITHDRAWAL_BULK_ITEMS)
+    baseline = _insert_loop(company.pk, WITHDRAWAL_BULK_ITEMS)
 
     failures = []
     with _InMemoryBroker():
@@ -504,9 +503,7 @@ def withdrawals(ctx: BenchContext) -> list[Result]:
     if len(bulk) != WITHDRAWAL_BULK_ITEMS:
         failures.append(f"the bulk call accepted {len(bulk)} of {WITHDRAWAL_BULK_ITEMS} items")
 
-    base_rate, base_p50, base_p99 = _rate_and_percentiles(baseline_timings)
     rate, p50, p99 = _rate_and_percentiles(timings)
-    baseline = Result("one-row insert loop", base_rate, p50_ms=base_p50, p99_ms=base_p99)
     bulk_row = Result(
         f"bulk withdraw {WITHDRAWAL_BULK_ITEMS:,} items ({bulk_s:.2f} s), items/s",
         WITHDRAWAL_BULK_ITEMS / bulk_s,
