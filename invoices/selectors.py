@@ -95,9 +95,9 @@ class _DetailsRead:
         if row is None:
             raise NotFound("No such invoice.")
         ends = list(accumulate((len(self.invoice), len(self.company), len(self.address))))
-        invoice, company = self.invoice.build(row[: ends[0]]), self.company.build(row[ends[0] : ends[1]])
-        assert invoice is not None and company is not None  # the primary key and an inner join
-        invoice.company = company
+        invoice, owner = self.invoice.build(row[: ends[0]]), self.company.build(row[ends[0] : ends[1]])
+        assert invoice is not None and owner is not None  # the primary key and an inner join
+        invoice.company = owner
         invoice.deposit_address = self.address.build(row[ends[1] : ends[2]])
         has_deposits, item_rows = row[ends[2]], row[ends[2] + 1]
         items = []
