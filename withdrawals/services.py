@@ -38,7 +38,7 @@ from django.utils import timezone
 from chains.base import get_backend, is_sandbox
 from config.tasks import task
 from payments.assets import get_asset
-from payments.bulkinsert import bulk_insert, insert_together
+from payments.bulkinsert import insert_together
 from payments.errors import FieldError, InvalidState, NotFound, UnsupportedAsset, ValidationFailed
 from payments.holds import AfterHold, ledger_hold_fresh
 from payments.ledger import (
@@ -65,11 +65,6 @@ Status = Withdrawal.Status
 ACCEPTED_MESSAGE = "Withdrawal accepted"
 
 PLAN_TASK = "withdrawals.tasks.payout_plan"
-# Up to this many items a withdrawal writes its rows in one INSERT statement (insert_together), four round
-# trips fewer than with COPY (bulk_insert: two key draws, three COPYs). COPY is faster per row: a VALUES list
-# costs about 0.25 ms more per item (1,000 items: 0.44 s against 0.19 s). They break even near 6 items on
-# loopback, later over a network, where each round trip costs more.
-TOGETHER_MAX_ITEMS = 10
 
 
 # --- helpers ----------------------------------------------------------------------------------------------
@@ -207,12 +202,8 @@ def withdrawal_accept(
 
     one_code = len(codes) == 1 and connection.vendor == "postgresql"
     entries, withdrawals, events = (_accept_one_code if one_code else _accept_locked)(company, items, rows)
-    if len(withdrawals) <= TOGETHER_MAX_ITEMS:
-        # Entries, withdrawals and webhook events in one statement (one round trip, keys by RETURNING).
-        insert_together(entries, withdrawals, events)
-    else:
-        for group in (entries, withdrawals, events):  # a large bulk: COPY is faster than a long VALUES list
-            bulk_insert(group)
+    # Entries, withdrawals and webhook events in one statement (keys by RETURNING); a large bulk with COPY.
+    insert_together(entries, withdrawals, events)
     webhook_enqueue(events)
     for code in codes:
         # One message per code, however many withdrawals: the planner batches them (withdrawals.payouts).

@@ -10,7 +10,7 @@ from django.db import IntegrityError, connection
 from django.test.utils import CaptureQueriesContext
 
 from invoices.models import Invoice, InvoiceItem
-from payments.bulkinsert import insert_together
+from payments.bulkinsert import TOGETHER_MAX_ROWS, insert_together
 from tests.factories import CompanyFactory
 from webhooks.models import WebhookEvent
 
@@ -71,3 +71,42 @@ def test_empty_groups_are_left_out():
     insert_together()
 
     assert Invoice.objects.filter(pk=invoice.pk).exists()
+
+
+@pytest.mark.django_db
+def test_more_rows_than_one_statement_takes_are_written_with_copy():
+    company = CompanyFactory()
+    invoice, items, event = _rows(company, positions=range(TOGETHER_MAX_ROWS))  # 2 rows more than the limit
+
+    with CaptureQueriesContext(connection) as queries:
+        insert_together([invoice], items, [event])
+
+    assert not any(q["sql"].startswith("WITH insert_0") for q in queries)
+    stored = list(Invoice.objects.get(pk=invoice.pk).items.order_by("position"))
+    assert [(i.pk, i.position, i.price) for i in stored] == [(i.pk, i.position, EXACT) for i in items]
+    assert WebhookEvent.objects.filter(pk=event.pk).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_more_rows_than_one_statement_takes_are_still_written_whole_or_not_at_all():
+    company = CompanyFactory()
+    invoice, items, event = _rows(company, positions=[*range(TOGETHER_MAX_ROWS), 0])  # the last one conflicts
+
+    with pytest.raises(IntegrityError):
+        insert_together([invoice], items, [event])
+
+    assert not Invoice.objects.exists()
+    assert not InvoiceItem.objects.exists()
+    assert not WebhookEvent.objects.exists()
+
+
+@pytest.mark.django_db
+def test_an_invoice_of_twenty_thousand_items_is_created(api):
+    # 80,000 values: more than one PostgreSQL statement can carry (65,535), in a body under the 1 MiB limit.
+    items = [{"name": "", "price": 1}] * 20_000
+
+    response = api.post("/api/invoices/v1/regular", {"invoiceCurrency": "usd", "items": items}, format="json")
+
+    assert response.status_code == 201, response.content[:300]
+    assert len(response.json()["invoiceContent"]["items"]) == 20_000
+    assert InvoiceItem.objects.filter(invoice_id=response.json()["id"]).count() == 20_000

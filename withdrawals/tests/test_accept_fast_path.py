@@ -9,6 +9,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from payments.bulkinsert import TOGETHER_MAX_ROWS
 from payments.ledger import ledger_verify
 from payments.models import Account, LedgerEntry
 from tests.chain import fund
@@ -17,6 +18,10 @@ from withdrawals import services
 from withdrawals.models import Withdrawal, WithdrawalCounter, WithdrawalRequest
 from withdrawals.rules import WithdrawalItem
 from withdrawals.tests.conftest import ADDRESSES, item, withdraw
+
+# A withdrawal writes three rows (ledger entry, withdrawal, webhook event): up to this many items are
+# written in one statement, more with COPY.
+TOGETHER_ITEMS = TOGETHER_MAX_ROWS // 3
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
 
@@ -158,7 +163,7 @@ def _rows(withdrawal):
     }
 
 
-@pytest.mark.parametrize("count", [1, 3, services.TOGETHER_MAX_ITEMS + 1])
+@pytest.mark.parametrize("count", [1, 3, TOGETHER_ITEMS + 1])
 def test_the_rows_are_those_of_the_locking_path(merchant, locking_path, fast_path_runs, count):
     merchant.company.webhook_url = "https://example.com/hook"
     merchant.company.save()

@@ -3,7 +3,7 @@
 A one-item withdrawal on PostgreSQL: the token lookup, BEGIN, one statement that holds the amount on the
 account (taking its row lock) and then draws the uid from the counter (payments.holds), one statement
 writing the hold's entry, the withdrawal and its webhook event, COMMIT. COPY (bulk_insert) only above
-`TOGETHER_MAX_ITEMS`; COPY is not in `connection.queries`, so the driver's `copy` is watched as well.
+`TOGETHER_ITEMS`; COPY is not in `connection.queries`, so the driver's `copy` is watched as well.
 """
 
 from decimal import Decimal
@@ -13,6 +13,7 @@ import pytest
 from django.db import IntegrityError, connection
 from django.test.utils import CaptureQueriesContext
 
+from payments.bulkinsert import TOGETHER_MAX_ROWS
 from payments.ledger import ledger_hold, ledger_verify
 from payments.models import LedgerEntry
 from tests.chain import fund
@@ -21,6 +22,10 @@ from withdrawals import services
 from withdrawals.models import Withdrawal, WithdrawalCounter, WithdrawalRequest
 from withdrawals.rules import WithdrawalItem
 from withdrawals.tests.conftest import ADDRESSES, balance, item, withdraw
+
+# A withdrawal writes three rows (ledger entry, withdrawal, webhook event): up to this many items are
+# written in one statement, more with COPY.
+TOGETHER_ITEMS = TOGETHER_MAX_ROWS // 3
 
 pytestmark = pytest.mark.django_db
 
@@ -101,11 +106,9 @@ def test_a_bulk_above_the_limit_is_written_with_copy(merchant, copies):
     fund(merchant.company, "btc", "1")
     copies.clear()  # the funding credit's
 
-    small = services.withdrawal_request(company=merchant.company, items=_items(services.TOGETHER_MAX_ITEMS))
+    small = services.withdrawal_request(company=merchant.company, items=_items(TOGETHER_ITEMS))
     assert copies == []
-    large = services.withdrawal_request(
-        company=merchant.company, items=_items(services.TOGETHER_MAX_ITEMS + 1)
-    )
+    large = services.withdrawal_request(company=merchant.company, items=_items(TOGETHER_ITEMS + 1))
     assert [c.split()[1] for c in copies] == [
         '"payments_ledgerentry"',
         '"withdrawals_withdrawal"',
@@ -114,7 +117,7 @@ def test_a_bulk_above_the_limit_is_written_with_copy(merchant, copies):
     assert len(small) + len(large) == Withdrawal.objects.count()
 
 
-@pytest.mark.parametrize("count", [1, 3, services.TOGETHER_MAX_ITEMS, services.TOGETHER_MAX_ITEMS + 1])
+@pytest.mark.parametrize("count", [1, 3, TOGETHER_ITEMS, TOGETHER_ITEMS + 1])
 def test_every_row_is_written_with_its_key_whichever_way(merchant, count):
     fund(merchant.company, "btc", "1")
     fund(merchant.company, "eth", "1")
