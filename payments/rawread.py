@@ -14,18 +14,27 @@ from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, connections
-from django.db.models import Model
+from django.db.models import Field, Model
 
 M = TypeVar("M", bound=Model)
 
 
 class ModelColumns(Generic[M]):
-    def __init__(self, model: type[M], alias: str) -> None:
+    def __init__(self, model: type[M], alias: str, fields: Sequence[str] | None = None) -> None:
+        """Every concrete column, or only `fields` (names, the primary key among them), in the model's column
+        order (`columns`); the other fields are deferred on the instances built, as with `.only()`."""
         db = connections[DEFAULT_DB_ALIAS]
         quote = db.ops.quote_name
         self.model = model
-        self.fields = list(model._meta.concrete_fields)
-        self.sql = ", ".join(f"{quote(alias)}.{quote(str(field.column))}" for field in self.fields)
+        concrete = model._meta.concrete_fields
+        self.fields: list[Field[Any, Any]] = (
+            # In the model's column order: `Model.from_db` reads a subset in that order.
+            list(concrete)
+            if fields is None
+            else sorted((_field(model, name) for name in fields), key=concrete.index)
+        )
+        self.columns = [str(field.column) for field in self.fields]
+        self.sql = ", ".join(f"{quote(alias)}.{quote(column)}" for column in self.columns)
         self._names = [field.attname for field in self.fields]
         self._pk_index = self.fields.index(model._meta.pk)  # type: ignore[arg-type]
         self._converters: list[tuple[Any, list[Callable[..., Any]]]] = []
@@ -49,3 +58,10 @@ class ModelColumns(Generic[M]):
         if converted[self._pk_index] is None:
             return None
         return self.model.from_db(db.alias, self._names, converted)
+
+
+def _field(model: type[Model], name: str) -> Field[Any, Any]:
+    field = model._meta.get_field(name)
+    if not isinstance(field, Field) or not field.concrete:
+        raise ValueError(f"{model.__name__}.{name} is not a column")
+    return field

@@ -32,6 +32,7 @@ from payments import jsonutil
 from payments.bulkinsert import bulk_insert
 from payments.errors import InvalidState, NotFound
 from payments.models import Company
+from payments.rawread import ModelColumns
 from payments.services import company_previous_signing_secret, company_signing_secret
 from webhooks.http import deadline, delivery_session
 from webhooks.models import WebhookAttempt, WebhookEvent
@@ -170,8 +171,10 @@ _HELD_BACK = f"""EXISTS (SELECT 1 FROM {_EVENT} AS earlier WHERE earlier.company
     AND earlier.attempt_count = 0 AND earlier.created_at < {_EVENT}.created_at)"""  # noqa: S608
 # The claim, atomic by itself: the lease of a claimable event not held back, and what the delivery needs, with
 # the URL and signing-secret columns of its company by subqueries (SQLite's RETURNING names no other table).
-_COMPANY_FIELDS = [f for f in Company._meta.fields if "signing_secret" in f.name or f.name == "webhook_url"]
-_OF_COMPANY = [f"(SELECT {f.column} FROM {_COMPANY} WHERE id = {_EVENT}.company_id)" for f in _COMPANY_FIELDS]  # noqa: S608
+# What the delivery reads of the company: its URL and what payments.services' signing-secret helpers read.
+_SECRETS = ("signing_secret_encrypted", "previous_signing_secret_encrypted", "previous_signing_secret_until")
+_OF = ModelColumns(Company, _COMPANY, ("id", "webhook_url", *_SECRETS))
+_OF_COMPANY = [f"(SELECT {c} FROM {_COMPANY} WHERE id = {_EVENT}.company_id)" for c in _OF.columns[1:]]  # noqa: S608
 _CLAIM_SQL = f"""UPDATE {_EVENT} SET lease_token = %s, lease_expires_at = %s WHERE id = %s AND {_CLAIMABLE}
     AND NOT {_HELD_BACK} RETURNING body, attempt_count, company_id, {", ".join(_OF_COMPANY)}"""  # noqa: S608
 # When the claim took nothing (the rare path), the message is sent again, backing off, while the event is held
@@ -187,14 +190,10 @@ def _claim(event_id: UUID | str, token: UUID | None) -> WebhookEvent | None:
     rows = _execute(_CLAIM_SQL, [new_token, expires, event_id, pending, now, now, token, pending])
     if not rows:
         return None
-    body, count, company_id, *values = rows[0]
-    company = Company(id=UUID(str(company_id)))
-    for field, value in zip(_COMPANY_FIELDS, values, strict=True):
-        column = field.get_col(_COMPANY)
-        for convert in connection.ops.get_db_converters(column):  # as the ORM loads it: SQLite has text dates
-            value = convert(value, column, connection)
-        setattr(company, field.attname, value)
-    return WebhookEvent(id=event_id, lease_token=new_token, body=body, attempt_count=count, company=company)
+    body, count, *company = rows[0]  # the company's columns: its id first (the event's company_id)
+    return WebhookEvent(
+        id=event_id, lease_token=new_token, body=body, attempt_count=count, company=_OF.build(company)
+    )
 
 
 def _execute(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
