@@ -36,6 +36,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+@pytest.fixture(autouse=True)
+def _no_wakeup_waiting() -> None:
+    """No wake-up flag of an earlier test (config.wakeup) says a message waits: its broker was that test's."""
+    from config.wakeup import wake_flags_clear
+
+    wake_flags_clear()
+
+
 @pytest.fixture
 def merchant(db):  # type: ignore[no-untyped-def]
     """A merchant made by the real service; `.public_token` and `.signing_secret` in clear."""

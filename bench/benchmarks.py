@@ -178,10 +178,11 @@ def webhook_delivery(ctx: BenchContext) -> list[Result]:
 
     from payments.models import Company
     from payments.services import company_set_webhook_url, company_signing_secret
+    from webhooks.delivery import webhook_deliver
     from webhooks.models import WebhookEvent
     from webhooks.payloads import invoice_body
     from webhooks.receiver import WebhookReceiver
-    from webhooks.services import webhook_deliver, webhook_publish
+    from webhooks.services import webhook_publish
     from webhooks.signing import signed_headers
 
     company = Company.objects.get(pk=ctx.company_id)

@@ -73,12 +73,16 @@ def clean_earlier_runs() -> None:
 
 
 def purge_queues(names: Iterable[str]) -> dict[str, int]:
-    """Drop every message waiting in these queues of the broker; returns how many each held."""
+    """Drop every message waiting in these queues of the broker; returns how many each held. The wake-up
+    flags go too: the messages they said were waiting are gone (config.wakeup)."""
     from config.celery import app
+    from config.wakeup import wake_flags_clear
 
     with app.connection_for_write() as connection:
         channel = connection.default_channel
-        return {name: int(channel.queue_purge(name) or 0) for name in names}
+        purged = {name: int(channel.queue_purge(name) or 0) for name in names}
+    wake_flags_clear()
+    return purged
 
 
 def remove_earlier_merchants() -> Removed:

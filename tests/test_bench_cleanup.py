@@ -42,8 +42,8 @@ from tests.factories import (
     StaticDepositAddressFactory,
     WithdrawalFactory,
 )
+from webhooks.delivery import webhook_deliver
 from webhooks.models import WebhookEvent
-from webhooks.services import webhook_deliver
 from withdrawals.auto_withdrawals import RuleInput, auto_withdrawal_rules_set
 from withdrawals.tests.conftest import ADDRESSES
 

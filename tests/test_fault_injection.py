@@ -63,6 +63,7 @@ def test_every_task_is_routed_to_a_named_queue():
 
     assert set(queues.values()) <= set(settings.CELERY_TASK_QUEUE_NAMES)
     assert queues["webhooks.tasks.webhook_deliver"] == "webhooks"
+    assert queues["webhooks.tasks.webhook_dispatch"] == "webhooks"
     assert queues["withdrawals.tasks.payout_plan"] == "payouts"
     assert queues["withdrawals.tasks.payout_broadcast"] == "payouts"
     assert queues["withdrawals.tasks.payout_monitor_all"] == "payouts"

@@ -34,7 +34,7 @@ class WebhookEvent(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     attempt_count = models.PositiveIntegerField(default=0)  # attempts in the current series (retry schedule)
     # Attempts ever recorded, across every series: the number of the last one. The UPDATE that records an
-    # attempt bumps it and numbers the attempt with it (webhooks.services._record). A database default too,
+    # attempt bumps it and numbers the attempt with it (webhooks.delivery._record). A database default too,
     # for inserts that name their columns (webhook_publish_changed) and for processes of the version before.
     attempts_recorded = models.PositiveIntegerField(default=0, db_default=0)
     next_attempt_at = models.DateTimeField(null=True)

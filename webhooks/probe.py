@@ -1,7 +1,7 @@
 """A signed test POST to the merchant's webhook URL, answered on the spot (the dashboard's "send test event").
 
 A test is not a real event: it is not written to the outbox, never retried and never listed among the
-deliveries. It goes through the delivery client itself (`webhooks.services.webhook_post`), so a passing
+deliveries. It goes through the delivery client itself (`webhooks.delivery.webhook_post`), so a passing
 test means real events get through.
 """
 
@@ -17,7 +17,7 @@ from payments.errors import InvalidState
 from payments.models import Company
 from payments.services import company_previous_signing_secret, company_signing_secret
 from payments.wire import iso_utc
-from webhooks.services import delivery_headers, webhook_post
+from webhooks.delivery import delivery_headers, webhook_post
 
 
 @dataclass(frozen=True)

@@ -1,62 +1,38 @@
-"""The webhook outbox: publish in the state change's transaction, deliver with leases, retry, redeliver.
+"""The webhook outbox: publish in the state change's transaction, dispatch, poll, redeliver.
 
-Delivery never holds a database transaction across the HTTP call: a short transaction claims the event
-(a lease), the POST runs outside any transaction, a second short transaction records the attempt. A
-worker killed mid-delivery leaves an expired lease that the poller picks up again: a duplicate is
-possible, a loss is not. Receivers dedupe on `webhook-id`.
+An event is written in the transaction of the state change it reports. After commit, a wake-up message
+(config.wakeup: one waiting message for any number of commits) runs the dispatcher, which reserves the new
+events and sends one delivery message each (webhooks.delivery). The poller of beat sends what no message
+took: events whose message was lost, and retries whose wait was too long for a countdown message.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
-import random
-import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
-from urllib.parse import urlsplit
 from uuid import UUID
 
-import requests
-from cryptography.fernet import InvalidToken
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from config.tasks import task
+from config.wakeup import wake_on_commit
 from payments import jsonutil
 from payments.bulkinsert import bulk_insert
 from payments.errors import InvalidState, NotFound
 from payments.models import Company
-from payments.rawread import ModelColumns
-from payments.services import company_previous_signing_secret, company_signing_secret
-from webhooks.http import deadline, delivery_session
-from webhooks.models import WebhookAttempt, WebhookEvent
-from webhooks.signing import signed_headers
+from webhooks.delivery import DELIVER_TASK
+from webhooks.models import WebhookEvent
 
 logger = logging.getLogger(__name__)
 
-DELIVER_TASK = "webhooks.tasks.webhook_deliver"
-EXCERPT_BYTES = 1024
-
-
-def _user_agent() -> str:
-    try:
-        kassa_version = version("kassa")
-    except PackageNotFoundError:
-        kassa_version = "dev"
-    return f"Kassa-Webhooks/{kassa_version}"
-
-
-USER_AGENT = _user_agent()
-UNDECRYPTABLE_ERROR = (
-    "not sent: the signing secret cannot be decrypted (FIELD_ENCRYPTION_KEY differs from the key that "
-    "encrypted it)"
-)
+DISPATCH_TASK = "webhooks.tasks.webhook_dispatch"
 
 
 # --- publish ----------------------------------------------------------------------------------------------
@@ -94,12 +70,10 @@ def webhook_event_rows(events: Sequence[tuple[Company, str, str, dict[str, Any]]
 
 
 def webhook_enqueue(written: Sequence[WebhookEvent]) -> None:
-    """One delivery message per deliverable event of `written`, sent once the caller's transaction commits
-    (at once in autocommit, where the statement that wrote them has committed already)."""
-    webhook_deliver = task(DELIVER_TASK)
-    for event in written:
-        if event.status == WebhookEvent.Status.PENDING:
-            webhook_deliver.delay_on_commit(str(event.pk))
+    """Wake the dispatcher once the caller's transaction commits (at once in autocommit, where the statement
+    that wrote them has committed already), if any event of `written` is to be delivered."""
+    if any(event.status == WebhookEvent.Status.PENDING for event in written):
+        wake_on_commit(DISPATCH_TASK)
 
 
 def webhook_publish_changed(changed_sql: str, params: Sequence[Any], *, family: str) -> int:
@@ -108,9 +82,8 @@ def webhook_publish_changed(changed_sql: str, params: Sequence[Any], *, family: 
     `changed_sql` is a data-modifying statement (an `UPDATE ... RETURNING`) whose rows are
     `(company_id, object_id, event_status, body)`: every changed row gets its event in the same statement,
     so the change and its outbox rows commit together without a round trip through Python objects. Returns
-    how many events were written; deliverable ones are enqueued after commit, as `webhook_publish_many` does.
+    how many events were written; the dispatcher is woken after commit, as `webhook_publish_many` does.
     """
-    webhook_deliver = task(DELIVER_TASK)
     now = timezone.now()
     pending, skipped = WebhookEvent.Status.PENDING, WebhookEvent.Status.SKIPPED
     sql = f"""
@@ -129,26 +102,9 @@ def webhook_publish_changed(changed_sql: str, params: Sequence[Any], *, family: 
     with connection.cursor() as cursor:
         cursor.execute(sql, [*params, family, pending, skipped, now, now, now])
         rows = cursor.fetchall()
-    for event_id, status in rows:
-        if status == pending:
-            webhook_deliver.delay_on_commit(str(event_id))
+    if any(status == pending for _, status in rows):
+        wake_on_commit(DISPATCH_TASK)
     return len(rows)
-
-
-# --- deliver ----------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PostResult:
-    started_at: datetime
-    duration_ms: int
-    status_code: int | None
-    excerpt: str
-    error: str
-
-    @property
-    def succeeded(self) -> bool:
-        return self.status_code is not None and 200 <= self.status_code < 300 and not self.error
 
 
 def _lease_free(now: datetime, token: UUID | None) -> Q:
@@ -158,264 +114,73 @@ def _lease_free(now: datetime, token: UUID | None) -> Q:
     return free
 
 
-# The statements of a delivery: table names from the models, every value a parameter. SQLite runs them all
-# but `_RECORD_SQL`.
-_EVENT, _ATTEMPT, _COMPANY = (model._meta.db_table for model in (WebhookEvent, WebhookAttempt, Company))
-# Claimable by a message: pending, due, the lease free or held by the poller for this very message.
-_CLAIMABLE = """status = %s AND next_attempt_at <= %s
-    AND (lease_expires_at IS NULL OR lease_expires_at <= %s OR lease_token = %s)"""
-# Held back: an earlier event of its object still waits for its first attempt. Events of an object go out in
-# order, but only first attempts hold later ones back: a failing one never blocks them for its retry schedule.
-_HELD_BACK = f"""EXISTS (SELECT 1 FROM {_EVENT} AS earlier WHERE earlier.company_id = {_EVENT}.company_id
-    AND earlier.family = {_EVENT}.family AND earlier.object_id = {_EVENT}.object_id AND earlier.status = %s
-    AND earlier.attempt_count = 0 AND earlier.created_at < {_EVENT}.created_at)"""  # noqa: S608
-# The claim, atomic by itself: the lease of a claimable event not held back, and what the delivery needs, with
-# the URL and signing-secret columns of its company by subqueries (SQLite's RETURNING names no other table).
-# What the delivery reads of the company: its URL and what payments.services' signing-secret helpers read.
-_SECRETS = ("signing_secret_encrypted", "previous_signing_secret_encrypted", "previous_signing_secret_until")
-_OF = ModelColumns(Company, _COMPANY, ("id", "webhook_url", *_SECRETS))
-_OF_COMPANY = [f"(SELECT {c} FROM {_COMPANY} WHERE id = {_EVENT}.company_id)" for c in _OF.columns[1:]]  # noqa: S608
-_CLAIM_SQL = f"""UPDATE {_EVENT} SET lease_token = %s, lease_expires_at = %s WHERE id = %s AND {_CLAIMABLE}
-    AND NOT {_HELD_BACK} RETURNING body, attempt_count, company_id, {", ".join(_OF_COMPANY)}"""  # noqa: S608
-# When the claim took nothing (the rare path), the message is sent again, backing off, while the event is held
-# back, or if it has become claimable since (the earlier event's first attempt was recorded in between).
-_RESEND_SQL = f"SELECT 1 FROM {_EVENT} WHERE id = %s AND ({_HELD_BACK} OR {_CLAIMABLE})"  # noqa: S608
+# --- dispatch, poll and redeliver ----------------------------------------------------------------------
 
 
-def _claim(event_id: UUID | str, token: UUID | None) -> WebhookEvent | None:
-    """Take the delivery lease (`_CLAIM_SQL`): the event as the claim read it, unsaved, with our lease token,
-    body, attempt_count and company (URL and secrets only); None when nothing was claimed."""
-    now, new_token, event_id = timezone.now(), uuid.uuid4(), UUID(str(event_id))
-    expires, pending = now + timedelta(seconds=settings.WEBHOOK_LEASE_SECONDS), WebhookEvent.Status.PENDING
-    rows = _execute(_CLAIM_SQL, [new_token, expires, event_id, pending, now, now, token, pending])
-    if not rows:
-        return None
-    body, count, *company = rows[0]  # the company's columns: its id first (the event's company_id)
-    return WebhookEvent(
-        id=event_id, lease_token=new_token, body=body, attempt_count=count, company=_OF.build(company)
-    )
-
-
-def _execute(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-    """Every row of one statement, values written as the ORM writes them (SQLite: UUIDs as hex, datetimes as
-    text). All rows are read: SQLite finishes an UPDATE ... RETURNING only then."""
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [_written(value) for value in params])
-        return cursor.fetchall()
-
-
-def _written(value: Any) -> Any:
-    if isinstance(value, UUID) and not connection.features.has_native_uuid_field:
-        return value.hex
-    return connection.ops.adapt_datetimefield_value(value) if isinstance(value, datetime) else value
-
-
-# A later event of an object waits for the earlier one's first attempt: 1, 2, 4 ... s, then every this many
-# seconds, backing off: an earlier event whose message was lost (it waits for the poller) never makes it spin.
-ORDER_WAIT_MAX_SECONDS = 30
-
-
-def webhook_deliver(
-    *, event_id: UUID | str, lease_token: UUID | str | None = None, waited: int = 0
-) -> WebhookAttempt | None:
-    """One delivery attempt if the event is due; None when there was nothing to do (a duplicate message)
-    or when it must wait for an earlier event of its object (then it is sent again, backing off)."""
-    token = UUID(str(lease_token)) if lease_token else None
-    if (event := _claim(event_id, token)) is None:
-        now, pending = timezone.now(), WebhookEvent.Status.PENDING
-        if _execute(_RESEND_SQL, [UUID(str(event_id)), pending, pending, now, now, token]):
-            task(DELIVER_TASK).apply_async(
-                (str(event_id), str(lease_token) if lease_token else None, min(waited + 1, 16)),
-                countdown=min(2**waited, ORDER_WAIT_MAX_SECONDS),
-            )
-        return None
-    url = event.company.webhook_url
-    if not url:
-        _finish_without_url(event.pk, event.lease_token)
-        return None
-
-    body = event.body.encode()
-    # Signed now, with the company's current secret, so a rotated secret applies to retries as well.
-    try:
-        secret = company_signing_secret(event.company)
-        previous = company_previous_signing_secret(event.company)
-    except InvalidToken:
-        # Nothing can be sent unsigned: a failed attempt, recorded and retried on the schedule like any other,
-        # so the event never sits pending with no attempt while an operator has no idea why.
-        logger.error("webhook %s: the signing secret cannot be decrypted with FIELD_ENCRYPTION_KEY", event.pk)
-        failed = PostResult(timezone.now(), 0, None, "", UNDECRYPTABLE_ERROR)
-        return _record(event, url, {}, failed)
-    headers = delivery_headers(secret, str(event.pk), body, previous=previous)
-    return _record(event, url, headers, webhook_post(url, body, headers))
-
-
-def delivery_headers(
-    secret: str, webhook_id: str, body: bytes, *, previous: str | None = None
-) -> dict[str, str]:
-    """Every header a webhook POST carries, signed at this moment (by both secrets during an overlap)."""
-    return {
-        "Content-Type": "application/json",
-        "User-Agent": USER_AGENT,
-        **signed_headers(secret, webhook_id, int(time.time()), body, previous=previous),
-    }
-
-
-def webhook_post(url: str, body: bytes, headers: dict[str, str]) -> PostResult:
-    """One POST through the guarded client: SSRF guard at connect, no proxies, no redirects, timeouts.
-    Never raises: whatever went wrong is the result's `error`."""
-    started_at = timezone.now()
-    t0 = time.monotonic()
-    total = settings.WEBHOOK_TOTAL_TIMEOUT_SECONDS
-    status_code: int | None = None
-    excerpt = error = ""
-    cut = None
-    if urlsplit(url).scheme != "https" and not settings.WEBHOOK_ALLOW_HTTP:
-        # Saved while http was allowed, or written around the API: refused at send time too.
-        return PostResult(started_at, 0, None, "", "not sent: plain http webhook URLs are refused here")
-    try:
-        with deadline(total) as cut:
-            response = delivery_session().post(
-                url,
-                data=body,
-                headers=headers,
-                timeout=(settings.WEBHOOK_CONNECT_TIMEOUT_SECONDS, total),
-                allow_redirects=False,
-                stream=True,
-            )
-            with response:
-                status_code = response.status_code
-                raw = response.raw.read(EXCERPT_BYTES, decode_content=True) or b""
-                excerpt = raw.decode("utf-8", errors="replace")
-                if not response.raw.read(1, decode_content=True):
-                    # The whole answer was read: the connection may carry the next POST. A longer answer is
-                    # never drained; closing the response drops its connection instead.
-                    response.raw.release_conn()
-        if cut.is_set() or time.monotonic() - t0 > total:
-            error = f"deadline exceeded: no complete answer within {total} s"
-        elif 300 <= status_code < 400:
-            error = f"redirect to {response.headers.get('Location', '?')} not followed"
-    except Exception as exc:
-        if cut is not None and cut.is_set():
-            error = f"deadline exceeded: no complete answer within {total} s"
-        else:
-            error = _post_error(exc, total)
-    duration_ms = int((time.monotonic() - t0) * 1000)
-    return PostResult(started_at, duration_ms, status_code, excerpt, error[:500])
-
-
-def _post_error(exc: Exception, total: float) -> str:
-    """Any failure is an attempt's error text (urllib3 read errors surface as their own types)."""
-    if isinstance(exc, requests.Timeout):
-        return f"timed out (connect {settings.WEBHOOK_CONNECT_TIMEOUT_SECONDS} s, total {total} s)"
-    return f"{exc.__class__.__name__}: {exc}"
-
-
-def _retry_delay(attempt_count: int) -> float | None:
-    """Seconds before the next attempt after `attempt_count` failures, with jitter; None when exhausted."""
-    schedule = settings.WEBHOOK_RETRY_SCHEDULE_SECONDS
-    if attempt_count > len(schedule):
-        return None
-    jitter = settings.WEBHOOK_RETRY_JITTER
-    return schedule[attempt_count - 1] * random.uniform(1 - jitter, 1 + jitter)  # seconds, not money
-
-
-# Recording an attempt. Its number is the event's `attempts_recorded`, bumped by the UPDATE, which works on
-# the newest row version once it holds the row lock (READ COMMITTED): two deliveries of an event recording at
-# once (one whose lease expired) take consecutive numbers, where max(number) + 1 alone could read a snapshot
-# from before the other's commit. Only attempts numbered past it (by the previous version) move it further.
-_NUMBER = f"""1 + COALESCE((SELECT MAX(number) FROM {_ATTEMPT} WHERE event_id = {_EVENT}.id
-    AND number > {_EVENT}.attempts_recorded), {_EVENT}.attempts_recorded)"""  # noqa: S608
-# Our lease still holds: the outcome sets the status and the schedule, and the lease is released.
-_OURS_SQL = f"""UPDATE {_EVENT} SET attempts_recorded = {_NUMBER}, status = %s, attempt_count = %s,
-    next_attempt_at = %s, delivered_at = COALESCE(%s, delivered_at), lease_token = NULL,
-    lease_expires_at = NULL, updated_at = %s
-    WHERE id = %s AND lease_token = %s AND status = %s RETURNING attempts_recorded, TRUE"""  # noqa: S608
-# Our lease expired and another delivery owns the event now: it decides the status, we only take a number.
-_THEIRS_SQL = f"UPDATE {_EVENT} SET attempts_recorded = {_NUMBER} WHERE id = %s"  # noqa: S608
-_ATTEMPT_FIELDS = [f for f in WebhookAttempt._meta.fields if f.name not in ("id", "number")]
-_INSERT_SQL = f"INSERT INTO {_ATTEMPT} (number, {', '.join(str(f.column) for f in _ATTEMPT_FIELDS)})"
-_VALUES = ", ".join(["%s"] * len(_ATTEMPT_FIELDS))
-# PostgreSQL: both UPDATEs and the INSERT in one statement, atomic by itself; `theirs` runs if `ours` did not.
-_RECORD_SQL = f"""WITH ours (number, mine) AS ({_OURS_SQL}),
-    theirs AS ({_THEIRS_SQL} AND NOT EXISTS (SELECT 1 FROM ours) RETURNING attempts_recorded, FALSE),
-    numbered (number, mine) AS (SELECT * FROM ours UNION ALL SELECT * FROM theirs),
-    attempt AS ({_INSERT_SQL} SELECT number, {_VALUES} FROM numbered RETURNING id)
-    SELECT attempt.id, number, mine FROM attempt, numbered"""  # noqa: S608
-
-
-def _record(event: WebhookEvent, url: str, headers: dict[str, str], result: PostResult) -> WebhookAttempt:
-    """Record the attempt (`_RECORD_SQL`); the outcome is decided from the attempt count the claim read."""
-    now, pending, count, delay = timezone.now(), WebhookEvent.Status.PENDING, event.attempt_count, None
-    status, next_at = WebhookEvent.Status.DELIVERED, None
-    if not result.succeeded:
-        count, delay = count + 1, _retry_delay(count + 1)
-        status = pending if delay is not None else WebhookEvent.Status.FAILED
-        next_at = now + timedelta(seconds=delay) if delay is not None else None
-    delivered = now if result.succeeded else None  # NULL: delivered_at stays as it is
-    ours = [status, count, next_at, delivered, now, event.pk, event.lease_token, pending]
-    outcome = {**asdict(result), "succeeded": result.succeeded}
-    outcome["response_excerpt"] = outcome.pop("excerpt")
-    attempt = WebhookAttempt(event_id=event.pk, url=url, request_headers=headers, **outcome)
-    values = [f.get_db_prep_save(getattr(attempt, f.attname), connection) for f in _ATTEMPT_FIELDS]
-    if connection.vendor == "postgresql":
-        rows = _execute(_RECORD_SQL, [*ours, event.pk, *values])
-    else:  # SQLite has no data-modifying WITH: the same statements, one by one in a transaction
-        with transaction.atomic():
-            theirs = f"{_THEIRS_SQL} RETURNING attempts_recorded, FALSE"
-            numbered = _execute(_OURS_SQL, ours) or _execute(theirs, [event.pk])
-            insert = f"{_INSERT_SQL} VALUES (%s, {_VALUES}) RETURNING id"
-            rows = [(*_execute(insert, [number, *values])[0], number, mine) for number, mine in numbered]
-    if not rows:
-        raise WebhookEvent.DoesNotExist(f"webhook event {event.pk} was deleted while it was being delivered")
-    attempt.pk, attempt.number, mine = rows[0]
-    attempt._state.adding = False
-    if mine and delay is None and not result.succeeded:
-        logger.warning("webhook %s failed after %s attempts", event.pk, count)
-    elif mine and delay is not None and delay <= settings.WEBHOOK_COUNTDOWN_MAX_SECONDS:
-        # Short waits ride on a countdown message; long ones are found by the poller.
-        task(DELIVER_TASK).apply_async_on_commit((str(event.pk),), countdown=delay + 0.5)
-    return attempt
-
-
-def _finish_without_url(event_id: UUID, token: UUID | None) -> None:
-    WebhookEvent.objects.filter(pk=event_id, lease_token=token).update(
-        status=WebhookEvent.Status.SKIPPED, next_attempt_at=None, lease_token=None, lease_expires_at=None
-    )
-
-
-# --- poll and redeliver -----------------------------------------------------------------------------------
+def webhook_dispatch() -> int:
+    """The dispatcher's run: a delivery message for every event published since it last ran (due, never
+    attempted, not reserved), in batches until none is left. Returns how many."""
+    total = 0
+    while True:
+        sent = _send_due(before=timezone.now(), first_attempts=True, limit=settings.WEBHOOK_POLL_BATCH)
+        total += sent
+        if sent < settings.WEBHOOK_POLL_BATCH:
+            return total
 
 
 def webhook_poll_due(*, limit: int | None = None) -> int:
     """Enqueue every due event whose message the broker lost (or never had). Returns how many."""
-    webhook_deliver = task(DELIVER_TASK)
-    now = timezone.now()
-    # A fresh event's own message normally claims it within moments; the grace keeps the poller out of that.
-    overdue = now - timedelta(seconds=settings.WEBHOOK_POLL_GRACE_SECONDS)
-    token = uuid.uuid4()
+    # A fresh event's dispatch normally reserves it within moments; the grace keeps the poller out of that.
+    overdue = timezone.now() - timedelta(seconds=settings.WEBHOOK_POLL_GRACE_SECONDS)
+    return _send_due(before=overdue, first_attempts=False, limit=limit or settings.WEBHOOK_POLL_BATCH)
+
+
+def _send_due(*, before: datetime, first_attempts: bool, limit: int) -> int:
+    """Reserve up to `limit` pending events due before `before` whose lease is free, for the delivery
+    messages sent after commit; the reservation (an enqueue lease) keeps every other dispatch and poll off
+    them until it expires, when a lost message's event is taken again."""
+    now, token = timezone.now(), uuid.uuid4()
+    due = WebhookEvent.objects.filter(status=WebhookEvent.Status.PENDING, next_attempt_at__lte=before)
+    if first_attempts:
+        # Retries ride on their own countdown messages, or wait for the poller.
+        due = due.filter(attempt_count=0)
     with transaction.atomic():
         ids = list(
-            WebhookEvent.objects.select_for_update(skip_locked=True)
-            .filter(status=WebhookEvent.Status.PENDING, next_attempt_at__lte=overdue)
+            due.select_for_update(skip_locked=True)
             .filter(_lease_free(now, None))
             .order_by("next_attempt_at")
-            .values_list("pk", flat=True)[: limit or settings.WEBHOOK_POLL_BATCH]
+            .values_list("pk", flat=True)[:limit]
         )
         if ids:
-            # Reserve them for the messages sent now, so the next poll does not enqueue them again.
             WebhookEvent.objects.filter(pk__in=ids).update(
                 lease_token=token,
                 lease_expires_at=now + timedelta(seconds=settings.WEBHOOK_ENQUEUE_LEASE_SECONDS),
             )
-            for event_id in ids:
-                webhook_deliver.delay_on_commit(str(event_id), str(token))
+            transaction.on_commit(functools.partial(_send, ids, token))
     return len(ids)
+
+
+def _send(ids: Sequence[UUID], token: UUID) -> None:
+    """One delivery message per reserved event, through one producer. A failed publish is logged: the
+    reservation expires and the poller sends the events again."""
+    webhook_deliver = task(DELIVER_TASK)
+    try:
+        with webhook_deliver.app.producer_or_acquire() as producer:
+            for event_id in ids:
+                webhook_deliver.apply_async((str(event_id), str(token)), producer=producer)
+    except Exception as exc:  # the broker: connection refused, timeout, DNS...
+        logger.warning(
+            "delivery messages of %s events not sent (%s: %s); the poller sends them once their reservation "
+            "expires",
+            len(ids),
+            type(exc).__name__,
+            exc,
+        )
 
 
 @transaction.atomic
 def webhook_redeliver(*, company: Company, event_id: UUID | str) -> WebhookEvent:
     """Send an event again from the start of the retry schedule (same `webhook-id`)."""
-    webhook_deliver = task(DELIVER_TASK)
     event = WebhookEvent.objects.select_for_update().filter(company=company, pk=event_id).first()
     if event is None:
         raise NotFound("No such webhook event.")
@@ -444,5 +209,5 @@ def webhook_redeliver(*, company: Company, event_id: UUID | str) -> WebhookEvent
             "updated_at",
         ]
     )
-    webhook_deliver.delay_on_commit(str(event.pk))
+    wake_on_commit(DISPATCH_TASK)
     return event

@@ -36,7 +36,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from chains.base import get_backend, is_sandbox
-from config.tasks import task
+from config.wakeup import wake_on_commit
 from payments.assets import get_asset
 from payments.bulkinsert import insert_together
 from payments.errors import FieldError, InvalidState, NotFound, UnsupportedAsset, ValidationFailed
@@ -63,7 +63,6 @@ logger = logging.getLogger(__name__)
 
 Status = Withdrawal.Status
 ACCEPTED_MESSAGE = "Withdrawal accepted"
-
 PLAN_TASK = "withdrawals.tasks.payout_plan"
 
 
@@ -206,9 +205,9 @@ def withdrawal_accept(
     insert_together(entries, withdrawals, events)
     webhook_enqueue(events)
     for code in codes:
-        # One message per code, however many withdrawals: the planner batches them (withdrawals.payouts).
-        # A lost message is found by the payout monitor.
-        task(PLAN_TASK).delay_on_commit(code)
+        # One waiting message per code, however many withdrawals: the planner batches them
+        # (withdrawals.payouts). A lost message's work is found by the payout monitor.
+        wake_on_commit(PLAN_TASK, code)
     return withdrawals
 
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from config.wakeup import woken
 from withdrawals import auto_withdrawals, idempotency, payouts
 
 
 @shared_task(acks_late=True, ignore_result=True)
 def payout_plan(code: str) -> None:
+    woken(payouts.PLAN_TASK, code)  # before reading: a withdrawal committed from now on wakes the next run
     payouts.payout_plan(code)
 
 

@@ -175,6 +175,11 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # CONN_MAX_AGE or CONN_HEALTH_CHECKS say so, as Django does around each request.
 CELERY_DB_REUSE_MAX = 1000
 CELERY_TASK_IGNORE_RESULT = True
+# Tasks that take their work from the database (the webhook dispatcher, the payout planner) are woken by one
+# waiting message, not one per commit (config/wakeup.py): a flag in the cache says a message waits, so the
+# cache must be shared by every process, which Redis is and local memory is not.
+WAKE_COALESCE = bool(REDIS_URL)
+WAKE_TTL_SECONDS = 30
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE: dict = {}

@@ -24,6 +24,8 @@ WEBHOOK_ALLOW_HTTP = True  # local test receivers; production refuses http:// (t
 CELERY_BROKER_URL = "memory://"
 CELERY_BROKER_TRANSPORT_OPTIONS = {}
 CELERY_TASK_ALWAYS_EAGER = False
+# The tests' broker and their local-memory cache are both this process's: coalesced wake-ups work here too.
+WAKE_COALESCE = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # A file, not :memory:, so worker processes started by reliability tests see the same database.
     # Per process, so two test runs on one machine never share (and break) one file.

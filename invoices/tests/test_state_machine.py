@@ -189,8 +189,8 @@ def test_the_sweep_writes_each_closed_invoice_its_event(  # type: ignore[no-unty
     merchant, monkeypatch, django_capture_on_commit_callbacks, on_sandbox, webhook_url
 ) -> None:
     """Across batches (PostgreSQL closes unpaid invoices in one statement per batch, elsewhere per invoice),
-    each closed invoice gets the body `invoice_body` builds, delivered (one message after commit) or
-    skipped as the company's webhook URL says."""
+    each closed invoice gets the body `invoice_body` builds, delivered (the dispatcher woken after commit)
+    or skipped as the company's webhook URL says."""
     from webhooks.payloads import invoice_body
 
     codes = [asset.code for asset in all_assets()]
@@ -215,7 +215,8 @@ def test_the_sweep_writes_each_closed_invoice_its_event(  # type: ignore[no-unty
         )
         assert event.status == (WebhookEvent.Status.PENDING if webhook_url else WebhookEvent.Status.SKIPPED)
         assert (event.next_attempt_at is not None) == bool(webhook_url)
-    assert len(callbacks) == (3 if webhook_url else 0)
+    woken = [callback.args for callback in callbacks]  # config.wakeup: (task, its args), once per batch
+    assert woken == ([("webhooks.tasks.webhook_dispatch", ())] * 2 if webhook_url else [])
     assert set(Invoice.objects.values_list("status", flat=True)) == {Status.CLOSED}
 
 

@@ -14,9 +14,9 @@ from payments.tests.test_dashboard_support import (  # noqa: F401 - fixtures
     text,
 )
 from tests.factories import InvoiceFactory
+from webhooks.delivery import webhook_deliver
 from webhooks.models import WebhookEvent
 from webhooks.receiver import Reply
-from webhooks.services import webhook_deliver
 
 pytestmark = pytest.mark.django_db
 

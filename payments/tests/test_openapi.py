@@ -413,8 +413,8 @@ def test_withdrawal_balance_and_auto_withdrawal_responses_are_as_declared(schema
 
 
 def test_webhook_responses_are_as_declared(schema, api, merchant, receiver):
+    from webhooks.delivery import webhook_deliver
     from webhooks.models import WebhookEvent
-    from webhooks.services import webhook_deliver
 
     url = api.put("/api/company/settings/webhook-url", {"webHookUrl": receiver.url}, format="json")
     _answer(schema, url, "/api/company/settings/webhook-url", "put")

@@ -20,9 +20,9 @@ from playwright.sync_api import expect
 from invoices.models import Invoice
 from invoices.services import invoice_fill
 from payments.models import Company
+from webhooks.delivery import webhook_deliver
 from webhooks.models import WebhookEvent
 from webhooks.receiver import WebhookReceiver
-from webhooks.services import webhook_deliver
 from withdrawals.models import AutoWithdrawalRule, Withdrawal
 
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's loop runs in the test's thread

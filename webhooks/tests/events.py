@@ -29,3 +29,17 @@ def make_due(event: WebhookEvent) -> None:
 def expire_lease(event: WebhookEvent) -> None:
     """The delivery lease on the event has run out (its worker died, say)."""
     WebhookEvent.objects.filter(pk=event.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+
+
+def capture_messages(monkeypatch) -> list[tuple[str, tuple]]:
+    """Every task message the code under test publishes from now on, as (task name, args), kept here instead
+    of reaching the broker."""
+    from config.celery_task import KassaTask
+
+    sent: list[tuple[str, tuple]] = []
+
+    def apply_async(self, args=None, kwargs=None, **options):
+        sent.append((self.name, tuple(args or ())))
+
+    monkeypatch.setattr(KassaTask, "apply_async", apply_async)
+    return sent

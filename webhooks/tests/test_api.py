@@ -1,8 +1,9 @@
 import pytest
 
 from payments.services import company_set_webhook_url
+from webhooks.delivery import webhook_deliver
 from webhooks.payloads import invoice_body, withdrawal_body
-from webhooks.services import webhook_deliver, webhook_publish
+from webhooks.services import webhook_publish
 
 pytestmark = pytest.mark.django_db
 

@@ -11,12 +11,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from payments.services import company_rotate_signing_secret, company_set_webhook_url
-from webhooks import services, ssrf
+from webhooks import delivery, services, ssrf
+from webhooks.delivery import DELIVER_TASK, webhook_deliver
 from webhooks.models import WebhookEvent
 from webhooks.payloads import invoice_body
 from webhooks.receiver import Reply, WebhookReceiver
-from webhooks.services import webhook_deliver
-from webhooks.tests.events import make_due, publish
+from webhooks.services import DISPATCH_TASK
+from webhooks.tests.events import capture_messages, make_due, publish
 
 pytestmark = pytest.mark.django_db
 
@@ -173,14 +174,14 @@ def test_the_last_failure_fails_the_event(merchant, receiver, settings):
 
 @pytest.mark.parametrize(("failures", "base"), [(1, 5), (2, 300), (3, 1800), (4, 7200), (9, 86400)])
 def test_retry_delays_follow_the_schedule_with_jitter(failures, base):
-    delays = [services._retry_delay(failures) for _ in range(200)]
+    delays = [delivery._retry_delay(failures) for _ in range(200)]
 
     assert all(base * 0.9 <= d <= base * 1.1 for d in delays)
     assert len(set(delays)) > 1  # jitter, not a fixed delay
 
 
 def test_no_more_delays_after_the_ninth_retry():
-    assert services._retry_delay(10) is None
+    assert delivery._retry_delay(10) is None
 
 
 def test_events_of_a_company_without_url_are_skipped_then_redeliverable(merchant, receiver):
@@ -244,32 +245,68 @@ def test_publish_is_part_of_the_callers_transaction(merchant, receiver, django_c
     assert callbacks == []
 
 
-def test_publish_enqueues_delivery_only_on_commit(
+def test_publish_wakes_the_dispatcher_only_on_commit_and_it_sends_the_delivery(
     merchant, receiver, django_capture_on_commit_callbacks, monkeypatch
 ):
-    sent = []
-    from webhooks import tasks
-
-    monkeypatch.setattr(tasks.webhook_deliver, "delay", lambda *args: sent.append(args))
+    sent = capture_messages(monkeypatch)
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         event = publish(merchant.company)
         assert sent == []
 
     for callback in callbacks:
         callback()
-    assert sent == [(str(event.pk),)]
+    assert sent == [(DISPATCH_TASK, ())]
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.webhook_dispatch() == 1
+    event.refresh_from_db()
+    assert sent[1:] == [(DELIVER_TASK, (str(event.pk), str(event.lease_token)))]  # reserved for the message
+    assert webhook_deliver(event_id=event.pk, lease_token=event.lease_token).succeeded
+
+
+def test_the_dispatcher_takes_new_events_only_once_and_never_retries(
+    merchant, receiver, django_capture_on_commit_callbacks, monkeypatch
+):
+    sent = capture_messages(monkeypatch)
+    receiver.replies = [Reply(status=500)]
+    failed = publish(merchant.company, invoice_id="failed")
+    webhook_deliver(event_id=failed.pk)  # first attempt failed: its retry is the countdown's or the poller's
+    make_due(failed)
+    fresh = [publish(merchant.company, invoice_id=f"new-{index}") for index in range(3)]
+    del sent[:]
+
+    with django_capture_on_commit_callbacks(execute=True):
+        first = services.webhook_dispatch()
+        second = services.webhook_dispatch()
+
+    assert (first, second) == (3, 0)
+    assert sorted(args[0] for _, args in sent) == sorted(str(event.pk) for event in fresh)
+    assert {name for name, _ in sent} == {DELIVER_TASK}
+
+
+def test_the_dispatcher_sends_every_new_event_in_batches(
+    merchant, receiver, django_capture_on_commit_callbacks, monkeypatch, settings
+):
+    sent = capture_messages(monkeypatch)
+    settings.WEBHOOK_POLL_BATCH = 2
+    events = [publish(merchant.company, invoice_id=f"inv-{index}") for index in range(5)]
+    del sent[:]
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.webhook_dispatch() == 5
+
+    assert sorted(args[0] for _, args in sent) == sorted(str(event.pk) for event in events)
+    assert len({args[1] for _, args in sent}) == 3  # one reservation per batch: 2 + 2 + 1
 
 
 def test_poller_enqueues_due_events_once_until_their_lease_expires(
     merchant, receiver, monkeypatch, django_capture_on_commit_callbacks
 ):
-    sent = []
-    from webhooks import tasks
-
-    monkeypatch.setattr(tasks.webhook_deliver, "delay", lambda *args: sent.append(args))
+    sent = capture_messages(monkeypatch)
     lost = publish(merchant.company, invoice_id="lost")
-    publish(merchant.company, invoice_id="fresh")  # its own message is on the way: not the poller's job
+    publish(merchant.company, invoice_id="fresh")  # the dispatcher takes it in a moment: not the poller's job
     WebhookEvent.objects.filter(pk=lost.pk).update(next_attempt_at=timezone.now() - timedelta(minutes=1))
+    del sent[:]
 
     with django_capture_on_commit_callbacks(execute=True):
         first = services.webhook_poll_due()
@@ -278,23 +315,21 @@ def test_poller_enqueues_due_events_once_until_their_lease_expires(
         third = services.webhook_poll_due()
 
     assert (first, second, third) == (1, 0, 1)
-    assert [args[0] for args in sent] == [str(lost.pk), str(lost.pk)]
+    assert [args[0] for _, args in sent] == [str(lost.pk), str(lost.pk)]
 
 
 def test_the_pollers_message_delivers_with_its_lease(
     merchant, receiver, monkeypatch, django_capture_on_commit_callbacks
 ):
-    sent = []
-    from webhooks import tasks
-
-    monkeypatch.setattr(tasks.webhook_deliver, "delay", lambda *args: sent.append(args))
+    sent = capture_messages(monkeypatch)
     lost = publish(merchant.company)
     WebhookEvent.objects.filter(pk=lost.pk).update(next_attempt_at=timezone.now() - timedelta(minutes=1))
+    del sent[:]
     with django_capture_on_commit_callbacks(execute=True):
         services.webhook_poll_due()
 
-    duplicate = webhook_deliver(event_id=lost.pk)  # the original message, arriving late: the lease says no
-    attempt = webhook_deliver(event_id=sent[0][0], lease_token=sent[0][1])
+    duplicate = webhook_deliver(event_id=lost.pk)  # another message, arriving late: the lease says no
+    attempt = webhook_deliver(event_id=sent[0][1][0], lease_token=sent[0][1][1])
 
     assert duplicate is None
     assert attempt.succeeded
@@ -304,7 +339,7 @@ def test_the_pollers_message_delivers_with_its_lease(
 def test_an_expired_delivery_lease_is_taken_over(merchant, receiver):
     event = publish(merchant.company)
     # A worker claimed it and was killed before recording anything.
-    assert services._claim(event.pk, None) is not None
+    assert delivery._claim(event.pk, None) is not None
     assert webhook_deliver(event_id=event.pk) is None
     WebhookEvent.objects.filter(pk=event.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
 
@@ -327,10 +362,7 @@ def test_a_non_json_utf8_response_excerpt_is_cut_at_one_kib(merchant, receiver):
 def test_publish_many_writes_each_event_and_enqueues_only_deliverable_ones(
     merchant, other_merchant, receiver, monkeypatch, django_capture_on_commit_callbacks
 ):
-    sent = []
-    from webhooks import tasks
-
-    monkeypatch.setattr(tasks.webhook_deliver, "delay", lambda *args: sent.append(args))
+    sent = capture_messages(monkeypatch)
     with django_capture_on_commit_callbacks(execute=True):
         events = services.webhook_publish_many(
             [
@@ -341,7 +373,10 @@ def test_publish_many_writes_each_event_and_enqueues_only_deliverable_ones(
 
     assert [e.status for e in events] == ["pending", "skipped"]
     assert events[0].body == '{"invoiceId":"a","status":"closed","message":"Invoice closed"}'
-    assert sent == [(str(events[0].pk),)]
+    assert sent == [(DISPATCH_TASK, ())]
+    with django_capture_on_commit_callbacks(execute=True):
+        services.webhook_dispatch()
+    assert [args[0] for _, args in sent[1:]] == [str(events[0].pk)]
 
 
 def test_events_of_one_object_go_out_in_order(merchant, receiver, monkeypatch):
@@ -376,8 +411,8 @@ def test_lost_message_after_claim_does_not_spin_later_events(merchant, receiver,
     first = publish(merchant.company, status="created", invoice_id="same")
     later = publish(merchant.company, status="pending", invoice_id="same")
     make_due(first)
-    # The poller reserves the first event for its message, and that message is lost.
-    monkeypatch.setattr(tasks.webhook_deliver, "delay_on_commit", lambda *args: None)
+    # The poller reserves the first event for its message, and that message is lost (the test's transaction
+    # never commits: nothing is sent).
     services.webhook_poll_due()
 
     # The later event's own message, and each re-send of it while the first still waits for the poller.

@@ -18,8 +18,8 @@ from payments.services import (
     company_rotate_signing_secret,
     company_set_webhook_url,
 )
+from webhooks.delivery import webhook_deliver
 from webhooks.models import WebhookAttempt, WebhookEvent
-from webhooks.services import webhook_deliver
 from webhooks.tests.events import publish
 
 pytestmark = pytest.mark.django_db

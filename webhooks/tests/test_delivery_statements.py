@@ -13,10 +13,10 @@ from django.db.migrations.executor import MigrationExecutor
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from webhooks import services
+from webhooks import delivery, services
+from webhooks.delivery import PostResult, webhook_deliver
 from webhooks.models import WebhookAttempt, WebhookEvent
 from webhooks.receiver import Reply
-from webhooks.services import PostResult, webhook_deliver
 from webhooks.tests.events import expire_lease, make_due, publish
 
 pytestmark = pytest.mark.django_db
@@ -136,15 +136,15 @@ def test_an_attempt_recorded_after_the_lease_was_taken_over_leaves_the_event_alo
     merchant, receiver, sent_again, django_capture_on_commit_callbacks
 ):
     event = publish(merchant.company)
-    stalled = services._claim(event.pk, None)  # a worker claimed the event and stalled past its lease...
+    stalled = delivery._claim(event.pk, None)  # a worker claimed the event and stalled past its lease...
     expire_lease(event)
-    owner = services._claim(event.pk, None)  # ...and another delivery took it over
+    owner = delivery._claim(event.pk, None)  # ...and another delivery took it over
     assert stalled is not None and owner is not None
     leased = WebhookEvent.objects.values_list("lease_token", "lease_expires_at").get(pk=event.pk)
     answered = PostResult(timezone.now(), 3, 200, "ok", "")
 
     with django_capture_on_commit_callbacks(execute=True):
-        late = services._record(stalled, receiver.url, {}, answered)
+        late = delivery._record(stalled, receiver.url, {}, answered)
     event.refresh_from_db()
 
     # The late attempt is recorded, with the next number, but the event stays the new owner's.
@@ -160,7 +160,7 @@ def test_an_attempt_recorded_after_the_lease_was_taken_over_leaves_the_event_alo
 
     failed = PostResult(timezone.now(), 3, 500, "", "")
     with django_capture_on_commit_callbacks(execute=True):
-        own = services._record(owner, receiver.url, {}, failed)
+        own = delivery._record(owner, receiver.url, {}, failed)
     event.refresh_from_db()
 
     # The owner's attempt decides: the first failure of its series, retried on the schedule.
@@ -177,11 +177,11 @@ def test_an_attempt_recorded_after_the_lease_was_taken_over_leaves_the_event_alo
 
 def test_a_late_attempt_of_an_event_redelivered_since_only_takes_a_number(merchant, receiver):
     event = publish(merchant.company)
-    stalled = services._claim(event.pk, None)
+    stalled = delivery._claim(event.pk, None)
     expire_lease(event)
     services.webhook_redeliver(company=merchant.company, event_id=event.pk)  # clears the lease
 
-    late = services._record(stalled, receiver.url, {}, PostResult(timezone.now(), 3, 500, "", ""))
+    late = delivery._record(stalled, receiver.url, {}, PostResult(timezone.now(), 3, 500, "", ""))
     event.refresh_from_db()
 
     assert late.number == 1
@@ -243,7 +243,7 @@ def test_a_held_back_event_is_sent_again_backing_off_and_not_claimed(merchant, r
 
 def test_a_duplicate_message_is_dropped_without_being_sent_again(merchant, receiver, sent_again):
     event = publish(merchant.company)
-    assert services._claim(event.pk, None) is not None  # another delivery holds the lease
+    assert delivery._claim(event.pk, None) is not None  # another delivery holds the lease
 
     assert webhook_deliver(event_id=event.pk) is None
     expire_lease(event)
@@ -260,7 +260,7 @@ def test_an_event_claimable_again_right_after_a_failed_claim_is_sent_again(
     """The claim found it held back; the earlier event's first attempt was recorded just after: the message
     is not dropped (which would leave the event to the poller) but sent again."""
     event = publish(merchant.company)
-    monkeypatch.setattr(services, "_claim", lambda event_id, token: None)
+    monkeypatch.setattr(delivery, "_claim", lambda event_id, token: None)
 
     assert webhook_deliver(event_id=event.pk) is None
 
@@ -300,16 +300,16 @@ def test_two_deliveries_recording_at_once_take_consecutive_numbers(merchant, rec
     """The late recorder's statement starts (and takes its snapshot) before the owner's record commits, then
     waits for the row lock: its number must come from the row as the owner left it."""
     event = publish(merchant.company)
-    stalled = services._claim(event.pk, None)
+    stalled = delivery._claim(event.pk, None)
     expire_lease(event)
-    owner = services._claim(event.pk, None)
+    owner = delivery._claim(event.pk, None)
     holding, release = threading.Event(), threading.Event()
     recorded: dict[str, object] = {}
 
     def owner_records_and_holds_the_lock() -> None:
         try:
             with transaction.atomic():
-                recorded["owner"] = services._record(
+                recorded["owner"] = delivery._record(
                     owner, receiver.url, {}, PostResult(timezone.now(), 1, 200, "", "")
                 )
                 holding.set()
@@ -319,7 +319,7 @@ def test_two_deliveries_recording_at_once_take_consecutive_numbers(merchant, rec
 
     def stalled_records() -> None:
         try:
-            recorded["stalled"] = services._record(
+            recorded["stalled"] = delivery._record(
                 stalled, receiver.url, {}, PostResult(timezone.now(), 1, 500, "", "")
             )
         except Exception as exc:  # an IntegrityError if the number were read from a stale snapshot
