@@ -127,6 +127,8 @@ if REDIS_URL:
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "kassa",
+            # As the broker's: a Redis that is down or unreachable fails a cache call within seconds.
+            "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 5},
         }
     }
 else:
