@@ -19,32 +19,44 @@ def dumps(obj: Any) -> str:
     """Compact, key order kept, non-ASCII kept; a Decimal is written as its exact number text.
 
     The stdlib encoder can only write a Decimal as a float or a string, so each Decimal becomes a quoted
-    marker that is swapped for the number text afterwards. The marker carries a fresh random nonce, so no
-    string in the payload can be mistaken for one.
+    marker (its `default` hook, called for Decimals only) that is swapped for the number text afterwards.
+    The marker carries a fresh random nonce, so no string in the payload can be mistaken for one. Floats are
+    refused before encoding: the encoder would write them without asking.
     """
-    nonce = secrets.token_hex(16)
+    _refuse_floats(obj)
     numbers: list[str] = []
+    nonce = ""
 
-    def prepare(value: Any) -> Any:
-        if isinstance(value, Decimal):
-            numbers.append(number_text(value))
-            return f"{nonce}:{len(numbers) - 1}"
-        if isinstance(value, float):
-            raise TypeError("A float must never reach money JSON; use Decimal.")
-        if isinstance(value, dict):
-            if any(isinstance(key, float | Decimal) for key in value):
-                raise TypeError("JSON object keys must not be floats or Decimals.")
-            return {key: prepare(item) for key, item in value.items()}
-        if isinstance(value, list | tuple):
-            return [prepare(item) for item in value]
-        return value
+    def default(value: Any) -> str:
+        nonlocal nonce
+        if not isinstance(value, Decimal):
+            raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+        nonce = nonce or secrets.token_hex(16)
+        numbers.append(number_text(value))
+        return f"{nonce}:{len(numbers) - 1}"
 
-    text = json.dumps(prepare(obj), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=default)
     if not numbers:
         return text
     return _MARKER.sub(
         lambda match: numbers[int(match.group(2))] if match.group(1) == nonce else match.group(0), text
     )
+
+
+def _refuse_floats(obj: Any) -> None:
+    """TypeError for a float anywhere in `obj`, or a float or Decimal as an object key. Iterative: no
+    recursion, and no copy of the value (a walk that rebuilt it cost more than the encoding)."""
+    stack = [obj]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, float):
+            raise TypeError("A float must never reach money JSON; use Decimal.")
+        if isinstance(node, dict):
+            if any(isinstance(key, float | Decimal) for key in node):
+                raise TypeError("JSON object keys must not be floats or Decimals.")
+            stack.extend(value for value in node.values() if isinstance(value, float | dict | list | tuple))
+        elif isinstance(node, list | tuple):
+            stack.extend(value for value in node if isinstance(value, float | dict | list | tuple))
 
 
 # Deeper input is refused: no request of the API nests past a handful of levels, and every recursive walk

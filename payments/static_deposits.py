@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from django.db import IntegrityError, transaction
+from typing import Any
+from uuid import UUID
+
+from django.db import IntegrityError, connection, transaction
 
 from chains.base import is_sandbox, require_offered
 from payments.assets import get_asset, normalize_code
@@ -98,14 +101,7 @@ class StaticDepositHandler:
 
 def _publish(updates: list[tuple[Deposit, str]]) -> None:
     """One deposit webhook event per (deposit, status); their static addresses and companies read at once."""
-    statics = {
-        row["deposit_address_id"]: row
-        for row in StaticDepositAddress.objects.filter(
-            deposit_address_id__in={deposit.deposit_address_id for deposit, _ in updates}
-        ).values(
-            "pk", "deposit_address_id", "deposit_address__address", "internal_user_id", "email", "company_id"
-        )
-    }
+    statics = _statics({deposit.deposit_address_id for deposit, _ in updates if deposit.deposit_address_id})
     companies = Company.objects.in_bulk({row["company_id"] for row in statics.values()})
     events = []
     for deposit, status in updates:
@@ -128,6 +124,29 @@ def _publish(updates: list[tuple[Deposit, str]]) -> None:
         )
         events.append((company, WebhookEvent.Family.DEPOSIT, str(deposit.pk), body))
     webhook_publish_many(events)
+
+
+_STATIC_COLUMNS = (
+    *("pk", "deposit_address_id", "deposit_address__address"),
+    *("internal_user_id", "email", "company_id"),
+)
+# PostgreSQL: one probe of the unique index per address. With the same ids as an IN list the planner
+# estimates a thousand probes dearer than reading the whole table, which it then does (37 ms instead of 3 for
+# a scan's batch among 300,000 static addresses).
+_STATICS_SQL = f"""SELECT s.id, s.deposit_address_id, d.address, s.internal_user_id, s.email, s.company_id
+    FROM unnest(%s::uuid[]) AS wanted (id)
+    JOIN {StaticDepositAddress._meta.db_table} AS s ON s.deposit_address_id = wanted.id
+    JOIN {DepositAddress._meta.db_table} AS d ON d.id = s.deposit_address_id"""  # noqa: S608 - table names
+
+
+def _statics(deposit_address_ids: set[UUID]) -> dict[UUID, dict[str, Any]]:
+    """The static address rows of these deposit addresses (`_STATIC_COLUMNS`), by deposit address id."""
+    if connection.vendor != "postgresql":
+        rows = StaticDepositAddress.objects.filter(deposit_address_id__in=deposit_address_ids)
+        return {row["deposit_address_id"]: row for row in rows.values(*_STATIC_COLUMNS)}
+    with connection.cursor() as cursor:
+        cursor.execute(_STATICS_SQL, [list(deposit_address_ids)])
+        return {row[1]: dict(zip(_STATIC_COLUMNS, row, strict=True)) for row in cursor.fetchall()}
 
 
 register_deposit_handler(DepositAddress.Owner.STATIC, StaticDepositHandler())
