@@ -17,7 +17,9 @@ COMMIT around it.
 from __future__ import annotations
 
 import functools
+import uuid
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any, TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
@@ -28,6 +30,7 @@ from django.db.models import (
     BigIntegerField,
     BooleanField,
     CharField,
+    DateTimeField,
     Field,
     IntegerField,
     Model,
@@ -36,6 +39,7 @@ from django.db.models import (
     PositiveSmallIntegerField,
     SmallIntegerField,
     TextField,
+    UUIDField,
 )
 from psycopg import sql
 
@@ -165,8 +169,10 @@ def _together_sql(shape: tuple[tuple[type[Model], int, bool], ...]) -> str:
 
 
 # Field classes (exactly these, not subclasses that may prepare values their own way) whose
-# `get_db_prep_save` returns a value of the given type unchanged: the hot path skips the call for them.
+# `get_db_prep_save` returns a value of the given type unchanged on PostgreSQL (the only database that runs
+# these paths): the hot path skips the call for them.
 _UNCHANGED: dict[type[Field], type] = {
+    UUIDField: uuid.UUID,  # a native uuid column takes the UUID as it is
     **{cls: str for cls in (CharField, TextField)},
     **{
         cls: int
@@ -188,4 +194,6 @@ _UNCHANGED: dict[type[Field], type] = {
 def _prepared(field: Field, value: object, db: BaseDatabaseWrapper) -> object:
     if type(value) is _UNCHANGED.get(type(field)):
         return value
+    if type(value) is datetime and type(field) is DateTimeField and value.tzinfo is not None:
+        return value  # an aware datetime is written as it is (a naive one goes through Django's warning)
     return field.get_db_prep_save(value, db)

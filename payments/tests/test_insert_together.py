@@ -110,3 +110,30 @@ def test_an_invoice_of_twenty_thousand_items_is_created(api):
     assert response.status_code == 201, response.content[:300]
     assert len(response.json()["invoiceContent"]["items"]) == 20_000
     assert InvoiceItem.objects.filter(invoice_id=response.json()["id"]).count() == 20_000
+
+
+@pytest.mark.django_db
+@pytest.mark.filterwarnings("ignore:DateTimeField .* received a naive datetime")
+@pytest.mark.parametrize("rows", [1, TOGETHER_MAX_ROWS + 1], ids=["one statement", "COPY"])
+def test_uuids_and_datetimes_are_written_as_the_orm_writes_them(rows):
+    import uuid
+    from datetime import datetime, timedelta, timezone
+
+    company = CompanyFactory()
+    aware = datetime(2026, 5, 1, 12, 30, 15, 123456, tzinfo=timezone(timedelta(hours=-5)))
+    naive = datetime(2026, 5, 1, 12, 30, 15, 123456)  # Django reads it in the default time zone, warning
+    token = uuid.uuid4()
+
+    def event(at):
+        return WebhookEvent(
+            company=company, family="invoice", object_id="x", body="{}", next_attempt_at=at, lease_token=token
+        )
+
+    for at in (aware, naive):
+        written = [event(at) for _ in range(rows)]
+        insert_together(written)
+        twin = event(at)
+        twin.save()  # the ORM's own preparation of the same values
+        expected = WebhookEvent.objects.values_list("next_attempt_at", "lease_token").get(pk=twin.pk)
+        stored = WebhookEvent.objects.filter(pk__in=[e.pk for e in written])
+        assert set(stored.values_list("next_attempt_at", "lease_token")) == {expected}
