@@ -445,6 +445,7 @@ def expiry_sweep(ctx: BenchContext) -> list[Result]:
 
 WITHDRAWAL_BULK_ITEMS = 1000
 WITHDRAWAL_SINGLES = 300
+WITHDRAWAL_BULK_CALLS = 3  # the row shows the median call: one call alone swings by a third on a busy host
 
 
 class _InMemoryBroker:
@@ -476,8 +477,8 @@ class _InMemoryBroker:
 @benchmark
 def withdrawals(ctx: BenchContext) -> list[Result]:
     """A 1,000-item bulk withdrawal through the service (rules and address checks, holds, rows, webhooks,
-    broadcast messages) in items/s, and single withdrawals/s, each against a loop of one-row inserts (one
-    transaction each) measured in the same run."""
+    broadcast messages) in items/s (the median of three calls, after a one-item warm-up), and single
+    withdrawals/s, each against a loop of one-row inserts (one transaction each) measured in the same run."""
     import time
 
     from payments.assets import get_asset
@@ -487,16 +488,25 @@ def withdrawals(ctx: BenchContext) -> list[Result]:
 
     item = WithdrawalItem(asset="btc", to=BENCH_BTC_ADDRESS, amount=get_asset("btc").min_withdrawal)
     each = item.amount + get_asset("btc").network_fee
-    _fund_quietly(ctx, "btc", each * (WITHDRAWAL_BULK_ITEMS + WITHDRAWAL_SINGLES), "withdrawals")
+    calls = WITHDRAWAL_BULK_ITEMS * WITHDRAWAL_BULK_CALLS + WITHDRAWAL_SINGLES + 1
+    _fund_quietly(ctx, "btc", each * calls, "withdrawals")
     company = Company.objects.get(pk=ctx.company_id)
 
     baseline = _insert_loop(company.pk, WITHDRAWAL_BULK_ITEMS)
 
     failures = []
     with _InMemoryBroker():
-        t0 = time.perf_counter()
-        bulk = withdrawal_request(company=company, items=[item] * WITHDRAWAL_BULK_ITEMS)
-        bulk_s = time.perf_counter() - t0
+        # A long-running server has taken withdrawals before: its imports, statement plans and caches are
+        # warm, as the HTTP rows' warm-up makes them.
+        withdrawal_request(company=company, items=[item])
+        bulk_timings = []
+        for _ in range(WITHDRAWAL_BULK_CALLS):
+            t0 = time.perf_counter()
+            bulk = withdrawal_request(company=company, items=[item] * WITHDRAWAL_BULK_ITEMS)
+            bulk_timings.append(time.perf_counter() - t0)
+            if len(bulk) != WITHDRAWAL_BULK_ITEMS:
+                failures.append(f"a bulk call accepted {len(bulk)} of {WITHDRAWAL_BULK_ITEMS} items")
+        bulk_s = sorted(bulk_timings)[len(bulk_timings) // 2]
         timings = []
         for _ in range(WITHDRAWAL_SINGLES):
             t0 = time.perf_counter()
@@ -504,12 +514,10 @@ def withdrawals(ctx: BenchContext) -> list[Result]:
             timings.append(time.perf_counter() - t0)
             if len(single) != 1:
                 failures.append("a single withdrawal was not accepted")
-    if len(bulk) != WITHDRAWAL_BULK_ITEMS:
-        failures.append(f"the bulk call accepted {len(bulk)} of {WITHDRAWAL_BULK_ITEMS} items")
 
     rate, p50, p99 = _rate_and_percentiles(timings)
     bulk_row = Result(
-        f"bulk withdraw {WITHDRAWAL_BULK_ITEMS:,} items ({bulk_s:.2f} s), items/s",
+        f"bulk withdraw {WITHDRAWAL_BULK_ITEMS:,} items (median {bulk_s:.2f} s), items/s",
         WITHDRAWAL_BULK_ITEMS / bulk_s,
         failures=failures[:5],
     )

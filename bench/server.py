@@ -36,6 +36,9 @@ def setup_django() -> None:
     import django
 
     django.setup()
+    from config.runtime import settle_gc
+
+    settle_gc()  # as every Kassa process after start-up: the in-process kinds measure what workers run
 
 
 def prepare_database() -> Database:

@@ -5,7 +5,14 @@ import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import beat_init, task_postrun, task_prerun, worker_ready
+from celery.signals import (
+    beat_init,
+    task_postrun,
+    task_prerun,
+    worker_init,
+    worker_process_init,
+    worker_ready,
+)
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
 
@@ -27,6 +34,15 @@ def log_worker_settings(**kwargs: Any) -> None:
         else "on: private and loopback webhook hosts refused"
     )
     logger.info("Kassa worker settings: %s; webhook SSRF guard %s", _settings_module(), guard)
+
+
+@worker_init.connect
+@worker_process_init.connect
+def settle_after_start_up(**kwargs: Any) -> None:
+    """The worker (and each pool process it forks) has loaded everything: config.runtime.settle_gc."""
+    from config.runtime import settle_gc
+
+    settle_gc()
 
 
 @beat_init.connect

@@ -1,0 +1,42 @@
+"""config.runtime.settle_gc: every long-running process freezes what start-up allocated and collects less
+often. Checked in fresh interpreters, as each process starts."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from config.runtime import GC_THRESHOLDS
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+PROBE = "import gc; print(gc.get_freeze_count() > 1000, gc.get_threshold())"
+
+
+def _run(code: str) -> str:
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test"}
+    done = subprocess.run(  # noqa: S603 - our own interpreter and code
+        [sys.executable, "-c", code], cwd=BASE_DIR, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    "start_up",
+    [
+        "import config.wsgi",  # what gunicorn loads in each worker
+        "import django; django.setup(); from celery.signals import worker_process_init; import config.celery; "
+        "worker_process_init.send(sender=None)",  # a Celery pool process, once forked
+    ],
+    ids=["web worker", "celery worker"],
+)
+def test_each_process_settles_the_collector_after_start_up(start_up):
+    assert _run(f"{start_up}; {PROBE}") == f"True {GC_THRESHOLDS}"
+
+
+def test_a_plain_interpreter_is_untouched():
+    assert _run(PROBE) != f"True {GC_THRESHOLDS}"  # the check above can fail
