@@ -24,45 +24,72 @@ if TYPE_CHECKING:
     from payments.models import Company, DepositAddress
 
 
+# Each endpoint is measured this many times, the rounds interleaved (every endpoint once, then again), and
+# its row shows the medians: one 5-second run of one endpoint swings by a fifth or more on a shared host
+# (a checkpoint, a neighbour), and a ratio of two single runs by twice that.
+HTTP_ROUNDS = 3
+
+
 @benchmark
 def http_endpoints(ctx: BenchContext) -> list[Result]:
-    """Each entry of `ENDPOINTS` under wrk: a warm-up run, then the measured one."""
+    """Each entry of `ENDPOINTS` under wrk, `HTTP_ROUNDS` times interleaved: a warm-up run, then the measured
+    one; each row shows the median rate, p50 and p99 of its rounds."""
     wrk_path = wrk.ensure_wrk()
-    results = []
     placeholders = {"invoice_id": _filled_invoice(ctx), "baseline_row": _baseline_row(ctx)}
     _fund_quietly(ctx, "btc", Decimal(1000), "http-withdrawals")  # enough for every request wrk can make
+    runs: dict[str, list[wrk.WrkReport]] = {}
+    failures: dict[str, list[str]] = {}
+    scripts: dict[str, tuple[HttpEndpoint, Path]] = {}
     for index, raw_endpoint in enumerate(ENDPOINTS):
         endpoint = replace(raw_endpoint, path=raw_endpoint.path.format(**placeholders))
         body = None if endpoint.body is None else json.dumps(endpoint.body)
         headers = _headers(endpoint, ctx, has_body=body is not None)
         # One request by hand first: a wrong token or body then fails with the answer shown, not a count.
         problem = _preflight(ctx.base_url, endpoint, body, headers)
-        if problem:
-            results.append(Result(endpoint.name, None, failures=[problem]))
-            continue
-        script = wrk.write_script(
-            Path(ctx.workdir) / f"endpoint-{index}.lua", method=endpoint.method, body=body, headers=headers
-        )
-        url = ctx.base_url + endpoint.path
-        settle_database()  # the previous endpoint's writes vacuumed and flushed, not measured here
-        try:
-            # Warm-up fills connection pools, caches and imports in every worker; its numbers are dropped.
-            wrk.run(wrk_path, url, script, ctx.wrk, duration_s=ctx.wrk.warmup_s)
-            report = wrk.run(wrk_path, url, script, ctx.wrk, duration_s=ctx.wrk.duration_s)
-        except wrk.WrkError as exc:
-            results.append(Result(endpoint.name, None, failures=[str(exc)]))
+        runs[endpoint.name], failures[endpoint.name] = [], [problem] if problem else []
+        if not problem:
+            path = Path(ctx.workdir) / f"endpoint-{index}.lua"
+            scripts[endpoint.name] = (
+                endpoint,
+                wrk.write_script(path, method=endpoint.method, body=body, headers=headers),
+            )
+    for _ in range(HTTP_ROUNDS):
+        for name, (endpoint, script) in scripts.items():
+            if failures[name]:
+                continue
+            url = ctx.base_url + endpoint.path
+            settle_database()  # the previous endpoint's writes vacuumed and flushed, not measured here
+            try:
+                # Warm-up fills connection pools, caches and imports in every worker; its numbers are dropped.
+                wrk.run(wrk_path, url, script, ctx.wrk, duration_s=ctx.wrk.warmup_s)
+                report = wrk.run(wrk_path, url, script, ctx.wrk, duration_s=ctx.wrk.duration_s)
+            except wrk.WrkError as exc:
+                failures[name].append(str(exc))
+                continue
+            runs[name].append(report)
+            failures[name] += report.failures()
+    results = []
+    for raw_endpoint in ENDPOINTS:
+        name, reports = raw_endpoint.name, runs[raw_endpoint.name]
+        if failures[name] or not reports:
+            results.append(Result(name, None, failures=failures[name] or ["not measured"]))
             continue
         results.append(
             Result(
-                endpoint.name,
-                report.requests_per_s,
-                p50_ms=report.p50_ms,
-                p99_ms=report.p99_ms,
-                failures=report.failures(),
-                baseline=endpoint.baseline,
+                name,
+                _median([r.requests_per_s for r in reports]),
+                p50_ms=_median([r.p50_ms for r in reports]),
+                p99_ms=_median([r.p99_ms for r in reports]),
+                baseline=raw_endpoint.baseline,
             )
         )
     return with_ratios(results, baseline=BASELINE)
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
 def _baseline_row(ctx: BenchContext) -> str:

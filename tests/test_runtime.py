@@ -18,7 +18,7 @@ PROBE = "import gc; print(gc.get_freeze_count() > 1000, gc.get_threshold())"
 
 def _run(code: str) -> str:
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test"}
-    done = subprocess.run(  # noqa: S603 - our own interpreter and code
+    done = subprocess.run(
         [sys.executable, "-c", code], cwd=BASE_DIR, env=env, capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stderr[-2000:]
@@ -29,8 +29,9 @@ def _run(code: str) -> str:
     "start_up",
     [
         "import config.wsgi",  # what gunicorn loads in each worker
-        "import django; django.setup(); from celery.signals import worker_process_init; import config.celery; "
-        "worker_process_init.send(sender=None)",  # a Celery pool process, once forked
+        # A Celery pool process, once forked.
+        "import django; django.setup(); from celery.signals import worker_process_init; "
+        "import config.celery; worker_process_init.send(sender=None)",
     ],
     ids=["web worker", "celery worker"],
 )

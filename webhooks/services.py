@@ -117,15 +117,22 @@ def _lease_free(now: datetime, token: UUID | None) -> Q:
 # --- dispatch, poll and redeliver ----------------------------------------------------------------------
 
 
+# Batches per dispatcher run: under a flood that never lets a batch come up short, the run ends here and
+# wakes the next one, which queues behind the delivery messages just sent instead of holding a worker slot.
+DISPATCH_MAX_BATCHES = 50
+
+
 def webhook_dispatch() -> int:
     """The dispatcher's run: a delivery message for every event published since it last ran (due, never
     attempted, not reserved), in batches until none is left. Returns how many."""
     total = 0
-    while True:
+    for _ in range(DISPATCH_MAX_BATCHES):
         sent = _send_due(before=timezone.now(), first_attempts=True, limit=settings.WEBHOOK_POLL_BATCH)
         total += sent
         if sent < settings.WEBHOOK_POLL_BATCH:
             return total
+    wake_on_commit(DISPATCH_TASK)  # more may be left: the next run takes them
+    return total
 
 
 def webhook_poll_due(*, limit: int | None = None) -> int:

@@ -10,6 +10,7 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
+from config.wakeup import woken
 from payments.services import company_rotate_signing_secret, company_set_webhook_url
 from webhooks import delivery, services, ssrf
 from webhooks.delivery import DELIVER_TASK, webhook_deliver
@@ -297,6 +298,26 @@ def test_the_dispatcher_sends_every_new_event_in_batches(
 
     assert sorted(args[0] for _, args in sent) == sorted(str(event.pk) for event in events)
     assert len({args[1] for _, args in sent}) == 3  # one reservation per batch: 2 + 2 + 1
+
+
+def test_a_dispatcher_run_that_reaches_its_batch_limit_wakes_the_next_run(
+    merchant, receiver, django_capture_on_commit_callbacks, monkeypatch, settings
+):
+    sent = capture_messages(monkeypatch)
+    settings.WEBHOOK_POLL_BATCH = 2
+    monkeypatch.setattr(services, "DISPATCH_MAX_BATCHES", 2)
+    events = [publish(merchant.company, invoice_id=f"inv-{index}") for index in range(5)]
+    del sent[:]
+    woken(DISPATCH_TASK)  # this run's own message has been taken
+
+    with django_capture_on_commit_callbacks(execute=True):
+        first = services.webhook_dispatch()
+    assert first == 4 and sent[-1] == (DISPATCH_TASK, ())  # the fifth waits for the next run
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.webhook_dispatch() == 1
+
+    delivered = sorted(args[0] for name, args in sent if name == DELIVER_TASK)
+    assert delivered == sorted(str(event.pk) for event in events)
 
 
 def test_poller_enqueues_due_events_once_until_their_lease_expires(
