@@ -29,11 +29,12 @@ def _run(code: str) -> str:
     "start_up",
     [
         "import config.wsgi",  # what gunicorn loads in each worker
+        "import config.asgi",
         # A Celery pool process, once forked.
         "import django; django.setup(); from celery.signals import worker_process_init; "
         "import config.celery; worker_process_init.send(sender=None)",
     ],
-    ids=["web worker", "celery worker"],
+    ids=["web worker", "asgi worker", "celery worker"],
 )
 def test_each_process_settles_the_collector_after_start_up(start_up):
     assert _run(f"{start_up}; {PROBE}") == f"True {GC_THRESHOLDS}"
