@@ -124,7 +124,7 @@ if REDIS_URL:
     }
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "config.cache.RedisCache",  # Django's, reusing its Redis client (config/cache.py)
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "kassa",
             # As the broker's: a Redis that is down or unreachable fails a cache call within seconds.

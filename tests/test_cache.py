@@ -1,0 +1,58 @@
+"""config.cache.RedisCache: Django's Redis cache with one Redis client per connection pool, reused."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from django.conf import settings
+
+from config.cache import RedisCache
+
+pytestmark = pytest.mark.redis
+
+
+def _cache() -> RedisCache:
+    options = {"KEY_PREFIX": "kassa-cache-test", "OPTIONS": {"socket_timeout": 5}}
+    return RedisCache(settings.REDIS_URL, options)
+
+
+def test_one_client_serves_every_call_and_the_cache_works():
+    cache = _cache()
+    cache.delete("k")
+
+    assert cache.add("k", 1, timeout=30) is True
+    assert cache.add("k", 2, timeout=30) is False
+    assert cache.get("k") == 1
+    assert cache.incr("k") == 2
+    assert cache._cache.get_client(write=True) is cache._cache.get_client("k", write=True)
+    cache.delete("k")
+    assert cache.get("k") is None
+
+
+def test_threads_share_the_client_safely():
+    cache = _cache()
+    cache.set("n", 0, timeout=30)
+    errors: list[BaseException] = []
+
+    def bump() -> None:
+        try:
+            for _ in range(100):
+                cache.incr("n")
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=bump) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert errors == []
+    assert cache.get("n") == 800
+
+
+def test_the_deployment_uses_it_with_redis():
+    from django.core.cache import caches
+
+    assert isinstance(caches["default"], RedisCache)
