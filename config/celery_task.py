@@ -30,11 +30,16 @@ class KassaTask(DjangoTask):  # type: ignore[misc]
         publish = functools.partial(self.apply_async, args, kwargs, **options)
         transaction.on_commit(functools.partial(self._publish_committed, publish, (), {}, shown=args))
 
+    def publish_committed(self, args: Any = ()) -> bool:
+        """Publish at once, for a caller that runs after its commit already: False (logged) if it failed."""
+        return self._publish_committed(self.apply_async, (args,), {}, shown=args)
+
     def _publish_committed(
         self, publish: Callable[..., Any], args: Any, kwargs: Any, *, shown: Any = None
-    ) -> None:
+    ) -> bool:
         try:
             publish(*args, **kwargs)
+            return True
         except Exception as exc:  # the broker: connection refused, timeout, DNS...
             logger.warning(
                 "publish of %s%r failed after commit (%s: %s); the database poller will pick the work up",
@@ -43,3 +48,4 @@ class KassaTask(DjangoTask):  # type: ignore[misc]
                 type(exc).__name__,
                 exc,
             )
+            return False

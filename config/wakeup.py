@@ -79,17 +79,7 @@ def _wake(name: str, args: tuple[str, ...]) -> None:
                 return  # a message is waiting, and its task reads after this commit
         except Exception as exc:  # the cache is down: publish, one message too many is harmless
             logger.warning("wake-up flag of %s%r not set (%s: %s)", name, args, type(exc).__name__, exc)
-    try:
-        task(name).apply_async(args)
-    except Exception as exc:  # the broker: connection refused, timeout, DNS...
-        logger.warning(
-            "publish of %s%r failed after commit (%s: %s); the database poller will pick the work up",
-            name,
-            args,
-            type(exc).__name__,
-            exc,
-        )
-        if settings.WAKE_COALESCE:
-            # So the next commit tries to publish again; if the cache fails too, the flag expires.
-            with contextlib.suppress(Exception):
-                cache.delete(key)
+    if not task(name).publish_committed(args) and settings.WAKE_COALESCE:
+        # So the next commit tries to publish again; if the cache fails too, the flag expires.
+        with contextlib.suppress(Exception):
+            cache.delete(key)
