@@ -177,14 +177,15 @@ def redirect_url_check(value: str | None, *, field: str = "redirectURL") -> str:
     return value
 
 
-@transaction.atomic
-def company_set_webhook_url(*, company_id: UUID | str, url: str) -> Company:
-    """The URL webhooks go to, checked by `webhook_url_check` ("" stops them)."""
+def company_set_webhook_url(*, company_id: UUID | str, url: str | None) -> str:
+    """The URL webhooks go to, checked by `webhook_url_check` (None or "" stops them); returns it as stored.
+
+    One UPDATE, atomic by itself: nothing else of the company is read or written, so there is no row to
+    lock first (and the check, which may resolve the host, runs once, here)."""
     url = webhook_url_check(url)
-    company = Company.objects.select_for_update().get(pk=company_id)
-    company.webhook_url = url
-    company.save(update_fields=["webhook_url", "updated_at"])
-    return company
+    if not Company.objects.filter(pk=company_id).update(webhook_url=url, updated_at=timezone.now()):
+        raise Company.DoesNotExist(f"no company {company_id}")
+    return url
 
 
 @transaction.atomic

@@ -5,21 +5,13 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
-from payments.errors import ValidationFailed, as_drf_error
-from payments.services import webhook_url_check
-
 
 class WebhookUrlInputSerializer(serializers.Serializer):
-    # null or "" clears the URL (docs/decisions.md).
+    # null or "" clears the URL (docs/decisions.md). The URL itself is checked by the service
+    # (company_set_webhook_url: the SSRF guard, which may resolve the host), once.
     webHookUrl = serializers.CharField(
         allow_null=True, allow_blank=True, trim_whitespace=True, max_length=2048
     )
-
-    def validate_webHookUrl(self, value: str | None) -> str:
-        try:
-            return webhook_url_check(value)
-        except ValidationFailed as exc:
-            raise as_drf_error(exc) from exc
 
     def to_internal_value(self, data: Any) -> Any:
         # CharField would turn 42 into "42"; a URL must arrive as a string. Non-objects: DRF refuses them.

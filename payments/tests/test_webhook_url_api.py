@@ -42,8 +42,10 @@ def test_hostname_is_resolved_and_public_names_accepted(api, merchant, monkeypat
 
     from webhooks import ssrf
 
+    queried = []
+
     def fake(host, port, *args, **kwargs):
-        assert host == "hooks.shop.example"
+        queried.append(host)
         return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("93.184.215.14", port or 443))]
 
     monkeypatch.setattr(ssrf, "_getaddrinfo", fake)
@@ -52,6 +54,7 @@ def test_hostname_is_resolved_and_public_names_accepted(api, merchant, monkeypat
 
     assert response.status_code == 200
     assert _stored(merchant) == "https://hooks.shop.example/kassa"
+    assert queried == ["hooks.shop.example"]  # one DNS query per request, not one per check
 
 
 def test_hostname_resolving_to_private_address_is_refused(api, merchant, monkeypatch):
