@@ -36,6 +36,10 @@ class Company(models.Model):
     default_fee_payer = models.CharField(max_length=16, default="buyer")  # "buyer" or "merchant"
     # Service fee on invoices, percent of the converted total; NULL = the INVOICE_FEE_PERCENT setting.
     fee_percent = models.DecimalField(max_digits=5, decimal_places=2, null=True, blank=True)
+    # Static deposit addresses: reuse a user's address found by e-mail when no internal_user_id matches.
+    # Off by default: the e-mail is the merchant's users' own claim, so an unverified one would hand one
+    # user another's address (docs/security.md).
+    static_deposit_match_email = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
