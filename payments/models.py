@@ -40,6 +40,9 @@ class Company(models.Model):
     # Off by default: the e-mail is the merchant's users' own claim, so an unverified one would hand one
     # user another's address (docs/security.md).
     static_deposit_match_email = models.BooleanField(default=False)
+    # Set by withdrawals.policy when the merchant has any payout rule (limits, cool-down, approvals): with
+    # it off, a withdrawal reads no policy rows at all.
+    payout_policy_active = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
