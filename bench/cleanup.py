@@ -127,6 +127,7 @@ def deletions(companies: Sequence[UUID], owners: Sequence[Any]) -> list[QuerySet
     from invoices.models import Invoice, InvoiceItem, UnderpaymentLimit
     from payments.models import (
         Account,
+        ApiToken,
         Company,
         Deposit,
         DepositAddress,
@@ -135,10 +136,15 @@ def deletions(companies: Sequence[UUID], owners: Sequence[Any]) -> list[QuerySet
         SandboxTransaction,
         StaticDepositAddress,
     )
+    from security.models import AuditEvent, RecoveryCode, TotpDevice
     from webhooks.models import WebhookAttempt, WebhookEvent
     from withdrawals.models import (
         AutoWithdrawalRule,
         IdempotencyKey,
+        PayoutAddress,
+        PayoutDraft,
+        PayoutLimit,
+        PayoutPolicy,
         Withdrawal,
         WithdrawalCounter,
         WithdrawalRequest,
@@ -203,9 +209,15 @@ def deletions(companies: Sequence[UUID], owners: Sequence[Any]) -> list[QuerySet
         IdempotencyKey.objects.filter(company_id__in=companies),
         AutoWithdrawalRule.objects.filter(company_id__in=companies),
         UnderpaymentLimit.objects.filter(company_id__in=companies),
+        *(
+            model.objects.filter(company_id__in=companies)
+            for model in (PayoutPolicy, PayoutLimit, PayoutAddress, PayoutDraft, ApiToken, AuditEvent)
+        ),
         LedgerEntry.objects.filter(account_id__in=accounts.values("pk")),
         accounts,
         Company.objects.filter(pk__in=companies),
+        TotpDevice.objects.filter(user_id__in=owners),
+        RecoveryCode.objects.filter(user_id__in=owners),
         *_sessions(owners),
         LogEntry.objects.filter(user_id__in=owners),
         *_many_to_many(user_model, owners),  # groups, user_permissions

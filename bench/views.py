@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from bench.models import BaselineRow
-from payments.auth import BearerTokenAuthentication
+from payments.api.authentication import BearerTokenAuthentication
 
 
 @api_view(["POST"])

@@ -58,8 +58,10 @@ def sandbox_deposit(
 ) -> SandboxTransaction:
     """Put an incoming transfer in the mempool and ingest it at once (the payment is *seen*).
 
-    With a company (the API), the address must be one of its own or unknown to the gateway: a merchant
-    cannot move another merchant's sandbox balance.
+    With a company (the API, the dashboard), the address (and tag) must be one of its own: a merchant
+    cannot move another merchant's sandbox balance, and another merchant's address is refused exactly like
+    one the gateway does not know, so the answer tells nobody whose an address is. Without one (the
+    operator's `manage.py sandbox deposit`) any valid address is paid; an unknown one is recorded unrouted.
     """
     code = _sandbox_asset(code)
     try:
@@ -71,8 +73,7 @@ def sandbox_deposit(
         address = validate_address(code, address)
     except InvalidAddress as exc:
         raise ValidationFailed([FieldError("address", "invalid_address", str(exc))]) from exc
-    owner = DepositAddress.objects.filter(**route_lookup(code, address, tag)).only("company_id").first()
-    if company is not None and owner is not None and owner.company_id != company.pk:
+    if company is not None and not _is_own(company, code, address, tag):
         raise NotFound("No such deposit address.")
     with transaction.atomic():
         tx = SandboxTransaction.objects.create(
@@ -87,6 +88,16 @@ def sandbox_deposit(
         )
     chain_scan(code)
     return tx
+
+
+def _is_own(company: Company, code: str, address: str, tag: str) -> bool:
+    """One of the company's deposit addresses, with this tag; without a tag, any of its tags (TON shares
+    one address between all its tags: an untagged transfer to it is recorded, credited to nobody)."""
+    lookup = route_lookup(code, address, tag)
+    mine = DepositAddress.objects.filter(company=company, route_key=lookup["route_key"])
+    if lookup["tag"]:
+        mine = mine.filter(tag=lookup["tag"])
+    return mine.exists()
 
 
 def sandbox_mine(*, count: int = 1, codes: list[str] | None = None) -> dict[str, int]:

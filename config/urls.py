@@ -1,6 +1,5 @@
 from typing import Any
 
-from django.contrib import admin
 from django.urls import URLPattern, URLResolver, include, path, re_path
 from drf_spectacular.views import SpectacularAPIView
 from rest_framework.negotiation import DefaultContentNegotiation
@@ -12,8 +11,10 @@ from invoices.dashboard import urls as invoice_pages
 from payments import views as core_views
 from payments.api.renderers import KassaJSONRenderer
 from payments.dashboard import urls as dashboard_shell
+from payments.dashboard.views.admin_login import admin_urls
 from payments.errors import api_not_found
 from payments.security import redoc_view, swagger_ui_view
+from security.dashboard import urls as security_pages
 from webhooks.dashboard import urls as webhook_pages
 from withdrawals.dashboard import urls as withdrawal_pages
 
@@ -64,13 +65,14 @@ dashboard_patterns: list[URLPattern | URLResolver] = [
     *withdrawal_pages.urlpatterns,
     *webhook_pages.urlpatterns,
     *sandbox_pages.urlpatterns,
+    *security_pages.urlpatterns,
 ]
 
 urlpatterns = [
     path("healthz", core_views.healthz, name="healthz"),
     path("sandbox/tx/<str:txid>", core_views.sandbox_transaction, name="sandbox-tx"),
     path("api/", include(api_patterns)),
-    path("admin/", admin.site.urls),
+    *admin_urls(),  # /admin/ only with ADMIN_ENABLED, its log-in throttled (payments/dashboard)
     path("dashboard/", include((dashboard_patterns, "dashboard"))),
     path("", include("invoices.urls")),  # the pay page at /<invoice_id>: last, it matches a bare UUID
 ]

@@ -138,3 +138,33 @@ def check_webhook_lease(**kwargs: Any) -> list[CheckMessage]:
             id="kassa.E007",
         )
     ]
+
+
+@register(TAG, deploy=True)
+def check_num_proxies(**kwargs: Any) -> list[CheckMessage]:
+    """Trusting X-Forwarded-Proto means a proxy is in front: with NUM_PROXIES at 0 every client would be
+    the proxy's address, one budget for all (one client locks every merchant out of log-in and rate-limits
+    every pay page). docs/operations.md (TLS and proxies) has the setup."""
+    proxies = settings.NUM_PROXIES
+    hint = (
+        "Set NUM_PROXIES to the number of proxies in front of gunicorn that set X-Forwarded-For (1 for the "
+        "documented nginx setup), and bind gunicorn where only the proxy can reach it (127.0.0.1)."
+    )
+    if not isinstance(proxies, int) or proxies < 0:
+        return [
+            Error(
+                f"NUM_PROXIES is {proxies!r}: it must be a whole number, 0 or more.",
+                hint=hint,
+                id="kassa.E009",
+            )
+        ]
+    if settings.SECURE_PROXY_SSL_HEADER and proxies == 0:
+        return [
+            Error(
+                "NUM_PROXIES is 0 while X-Forwarded-Proto from a proxy is trusted (SECURE_PROXY_SSL_HEADER): "
+                "every client would count as the proxy's address in the log-in and rate limits.",
+                hint=hint,
+                id="kassa.E009",
+            )
+        ]
+    return []

@@ -26,6 +26,8 @@ class Company(models.Model):
     token_hash = models.CharField(max_length=64, unique=True)
     token_prefix = models.CharField(max_length=16)
     token_rotated_at = models.DateTimeField()
+    # Written at most once a minute per token (payments.tokens), never on every request.
+    token_last_used_at = models.DateTimeField(null=True, blank=True)
     signing_secret_encrypted = models.TextField()
     # After a rotation the previous secret keeps signing beside the new one until then (webhooks.signing).
     previous_signing_secret_encrypted = models.TextField(blank=True)
@@ -58,6 +60,41 @@ class Company(models.Model):
     @property
     def uid_prefix(self) -> str:
         return f"{self.number:03d}"
+
+
+class ApiToken(models.Model):
+    """A named API token of a company, limited to its scopes and optionally to client networks.
+
+    Kept as a SHA-256 hash and shown once; revoked, never deleted, so its name and last use stay listed.
+    The company's own token (Company.token_hash) stays beside these with every scope.
+    """
+
+    company = models.ForeignKey(Company, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100)
+    token_hash = models.CharField(max_length=64, unique=True)
+    token_prefix = models.CharField(max_length=16)
+    scopes = models.JSONField(default=list)  # scope names (payments.tokens.SCOPES)
+    allowed_networks = models.JSONField(default=list)  # CIDRs, IPv4 and IPv6; empty: any address
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            # Names tell a merchant's live tokens apart (the dashboard, `manage.py revoke_token`).
+            models.UniqueConstraint(
+                fields=["company", "name"],
+                condition=models.Q(revoked_at__isnull=True),
+                name="api_token_live_name_unique",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.token_prefix})"
+
+    @property
+    def is_revoked(self) -> bool:
+        return self.revoked_at is not None
 
 
 MONEY: dict[str, Any] = {"max_digits": 36, "decimal_places": 18}

@@ -13,7 +13,7 @@ from payments.errors import PROBLEM_CONTENT_TYPE
 
 
 class BearerTokenScheme(OpenApiAuthenticationExtension):
-    target_class = "payments.auth.BearerTokenAuthentication"
+    target_class = "payments.api.authentication.BearerTokenAuthentication"
     name = "bearerAuth"
 
     def get_security_definition(self, auto_schema):  # type: ignore[no-untyped-def]
@@ -49,6 +49,8 @@ PROBLEM_SCHEMA = {
 ERROR_STATUSES = {
     "400": "Invalid input or a business rule refused it; nothing was changed.",
     "401": "Missing or unknown token.",
+    "403": "A named token without the scope this operation needs (named in `detail`), or used from outside "
+    "its allowed networks.",
     "413": "The body is larger than 1 MiB.",
     "415": "Not UTF-8 JSON.",
     "429": "Rate limited; see Retry-After.",
@@ -91,6 +93,7 @@ def _derived_statuses(operation: dict[str, Any], view: Any) -> dict[str, str]:
     if view is None or view.authentication_classes:
         optional = view is not None and AllowAny in view.permission_classes
         statuses["401"] = OPTIONAL_AUTH_REFUSED if optional else ERROR_STATUSES["401"]
+        statuses["403"] = ERROR_STATUSES["403"]
     missing = []
     if any(parameter["in"] == "path" for parameter in parameters):
         missing.append(NO_SUCH_OBJECT)

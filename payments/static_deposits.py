@@ -22,7 +22,8 @@ from webhooks.services import webhook_publish_many
 def static_address_get_or_create(
     *, company: Company, internal_user_id: str, email: str, asset: str, network: str
 ) -> tuple[StaticDepositAddress, bool]:
-    """The user's address on `network`: the existing one when the internal id (or e-mail) asked before."""
+    """The user's address on `network`: the existing one when the internal id asked before (or the e-mail,
+    where the company matches by e-mail: `Company.static_deposit_match_email`)."""
     code = require_offered(network).code
     if normalize_code(asset) != get_asset(code).base:
         raise ValidationFailed(
@@ -59,11 +60,25 @@ def static_address_get_or_create(
 
 
 def _find(company: Company, code: str, internal_user_id: str, email: str) -> StaticDepositAddress | None:
+    """The user's address by their internal id; by e-mail too only where the company turned that on. The
+    e-mail is the end user's own claim: unverified, matching by it would hand one user another's address."""
     mine = StaticDepositAddress.objects.filter(company=company, code=code).select_related("deposit_address")
     found = mine.filter(internal_user_id=internal_user_id).first()
-    if found is None and email:
+    if found is None and email and company.static_deposit_match_email:
         found = mine.filter(email__iexact=email).order_by("created_at").first()
     return found
+
+
+@transaction.atomic
+def static_deposit_matching_set(*, company_id: UUID, match_email: bool) -> bool:
+    """Turn matching by e-mail on or off for the company's static addresses; whether it changed (the caller
+    records the change in the same transaction)."""
+    company = Company.objects.select_for_update().get(pk=company_id)
+    if company.static_deposit_match_email == match_email:
+        return False
+    company.static_deposit_match_email = match_email
+    company.save(update_fields=["static_deposit_match_email", "updated_at"])
+    return True
 
 
 class StaticDepositHandler:

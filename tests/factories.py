@@ -15,6 +15,7 @@ from decimal import Decimal
 from typing import Any
 
 import factory
+import pyotp
 from django.contrib.auth import get_user_model
 from factory.django import DjangoModelFactory
 
@@ -24,6 +25,10 @@ from payments.assets import get_asset
 from payments.models import Company, Deposit, DepositAddress, StaticDepositAddress
 from payments.services import MerchantCredentials, merchant_create
 from payments.static_deposits import static_address_get_or_create
+from payments.tokens import IssuedToken, api_token_create
+from security import recovery, totp
+from security.audit import audit_record
+from security.models import AuditEvent, TotpDevice
 from tests import chain
 from withdrawals.models import Withdrawal
 from withdrawals.rules import WithdrawalItem
@@ -225,3 +230,83 @@ class DepositFactory(_ServiceFactory):
         if kwargs["confirm"]:
             chain.mine(deposit_address.code, get_asset(deposit_address.code).confirmations)
         return Deposit.objects.get(code=tx.code, txid=tx.txid)
+
+
+class TotpDeviceFactory(_ServiceFactory):
+    """A confirmed authenticator of `user` by the enrolment services, confirmed with the code of the step
+    before now (so the current code is still unused); `.secret` (base32) and `.recovery_codes` in clear."""
+
+    class Meta:
+        model = TotpDevice
+
+    user = factory.SubFactory(UserFactory)
+
+    @classmethod
+    def _create(cls, model_class: type, *, user: Any) -> TotpDevice:
+        device = totp.totp_enrol_start(user=user)
+        secret = totp.device_secret(device)
+        assert totp.totp_enrol_confirm(user=user, code=pyotp.TOTP(secret).at(totp._now() - totp.INTERVAL))
+        device.refresh_from_db()
+        device.secret = secret  # type: ignore[attr-defined]
+        device.recovery_codes = recovery.recovery_codes_generate(user=user)  # type: ignore[attr-defined]
+        return device
+
+
+class AuditEventFactory(_ServiceFactory):
+    """A row of a company's audit log by `audit_record`, as from the command line (no request)."""
+
+    class Meta:
+        model = AuditEvent
+
+    company = factory.SubFactory(CompanyFactory)
+    action = "token.rotate"
+    detail = ""
+
+    @classmethod
+    def _create(cls, model_class: type, *, company: Company, action: str, detail: str) -> AuditEvent:
+        return audit_record(None, company=company, action=action, detail=detail)
+
+
+class ApiTokenFactory(factory.Factory):
+    """A named API token by `api_token_create`: `IssuedToken` (the row and, only here, its clear text)."""
+
+    class Meta:
+        model = IssuedToken
+
+    company = factory.SubFactory(CompanyFactory)
+    name = factory.Sequence(lambda n: f"token {n}")
+    scopes: list[str] = ["invoices:read"]
+    allowed_networks: list[str] = []
+
+    @classmethod
+    def _build(cls, model_class: type, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("ApiTokenFactory makes its token through api_token_create: call ApiTokenFactory().")
+
+    @classmethod
+    def _create(cls, model_class: type, *, company: Company, **kwargs: Any) -> IssuedToken:
+        return api_token_create(company_id=company.pk, **kwargs)
+
+
+class PayoutPolicyFactory(_ServiceFactory):
+    """A company's payout policy by `payout_policy_set`: `cooldown_hours` and `limits` by payment code, e.g.
+    {"btc": {"max_per_withdrawal": "0.01", "max_per_day": "0.05", "approval_above": "0.02"}} (an approval
+    threshold needs the owner's authenticator: make a TotpDeviceFactory first). The company passed in has
+    its `payout_policy_active` updated too."""
+
+    class Meta:
+        model = "withdrawals.PayoutPolicy"
+
+    company = factory.SubFactory(CompanyFactory)
+    cooldown_hours = 0
+    limits: dict[str, dict[str, str]] = {}
+
+    @classmethod
+    def _create(cls, model_class: type, *, company: Company, cooldown_hours: int, limits: dict) -> Any:
+        from withdrawals.policy import LimitInput, payout_policy_set
+
+        inputs = {
+            code: LimitInput(**{name: Decimal(value) for name, value in values.items()})
+            for code, values in limits.items()
+        }
+        payout_policy_set(company=company, cooldown_hours=cooldown_hours, limits=inputs)
+        return model_class._default_manager.get(company=company)  # type: ignore[attr-defined]

@@ -4,6 +4,11 @@ A sweep is an ordinary withdrawal marked automatic (`withdrawal_accept`, same ho
 rule is enabled and the available balance reached its amount, the whole available balance less the
 network fee goes to the rule's address. Sweeps run from beat every AUTO_WITHDRAWAL_SWEEP_SECONDS and after
 each sandbox block (deposits are credited there); never two in flight for one company and code.
+
+The payout policy (withdrawals.policy) applies to sweeps: its limits cap a sweep (it sends what they allow
+now, a later sweep the rest), and a sweep to a new address or above the approval threshold is held like any
+withdrawal. The rule's address can be changed over the API too, so the cool-down is what keeps a rule
+pointed elsewhere from emptying the balance before the merchant sees it.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from payments.ledger import account_for_update
 from payments.models import Account, Company
 from payments.money import MONEY_CONTEXT
 from withdrawals.models import AutoWithdrawalRule, Withdrawal
+from withdrawals.policy import payout_policy_read
 from withdrawals.rules import TAG_NOT_SUPPORTED, WithdrawalItem, check_amount, check_destination, check_item
 from withdrawals.services import withdrawal_accept
 
@@ -73,8 +79,9 @@ def _check_rule(key: str, rule: RuleInput) -> tuple[dict[str, Any] | None, list[
     return {"code": asset.code, **values}, []
 
 
-def auto_withdrawal_rules_set(*, company: Company, rules: Mapping[str, RuleInput]) -> None:
-    """PATCH /api/company/auto-withdrawals: every rule valid, then all saved, or none (all-or-nothing)."""
+def auto_withdrawal_rules_check(rules: Mapping[str, RuleInput]) -> list[dict[str, Any]]:
+    """Every rule of a change checked (the dashboard form shows these errors before it asks for the step-up):
+    the rows to save, or ValidationFailed listing every failing field."""
     if not rules:
         raise ValidationFailed([FieldError("assets", "required", "an object keyed by payment code")])
     changes: list[dict[str, Any]] = []
@@ -91,6 +98,12 @@ def auto_withdrawal_rules_set(*, company: Company, rules: Mapping[str, RuleInput
         changes.append(change)
     if errors:
         raise ValidationFailed(errors)
+    return changes
+
+
+def auto_withdrawal_rules_set(*, company: Company, rules: Mapping[str, RuleInput]) -> None:
+    """PATCH /api/company/auto-withdrawals: every rule valid, then all saved, or none (all-or-nothing)."""
+    changes = auto_withdrawal_rules_check(rules)
     with transaction.atomic():
         for change in changes:
             code = change.pop("code")
@@ -116,19 +129,25 @@ def auto_withdrawal_sweep(*, rule_id: int) -> Withdrawal | None:
     )
     if in_flight.exists():
         return None
+    # Before the account (the lock order of withdrawals.policy); None, without a query, for most companies.
+    policy = payout_policy_read(company=rule.company, codes=[rule.code], lock=True)
     asset = get_asset(rule.code)
     account = account_for_update(company_id=rule.company_id, code=rule.code)
     if account.available < rule.amount:
         return None
     with localcontext(MONEY_CONTEXT):
         net = account.available - asset.network_fee
+    allowance = policy.allowance(rule.code) if policy is not None else None
+    if allowance is not None and net > allowance:
+        net = allowance  # what the limits allow now; a later sweep sends the rest
     if net < asset.min_withdrawal:
         return None  # a threshold near the minimum: wait until the sweep can send at least the minimum
     checked, errors = check_item(WithdrawalItem(asset=rule.code, to=rule.address, amount=net, tag=rule.tag))
     if checked is None:
         logger.warning("auto-withdrawal rule %s no longer passes the rules: %s", rule.pk, errors)
         return None
-    return withdrawal_accept(company=rule.company, items=[checked], is_automatic=True)[0]
+    holds = policy.holds([checked]) if policy is not None else None
+    return withdrawal_accept(company=rule.company, items=[checked], is_automatic=True, holds=holds)[0]
 
 
 def auto_withdrawal_sweep_due(*, codes: Sequence[str] | None = None) -> list[Withdrawal]:

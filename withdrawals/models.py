@@ -67,6 +67,11 @@ class Withdrawal(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
     broadcast_at = models.DateTimeField(null=True, blank=True)
     settled_at = models.DateTimeField(null=True, blank=True)  # done or rejected
+    # The payout policy's holds (withdrawals.policy), set in the transaction that creates it: the planner
+    # leaves it alone until the new-address cool-down ended and, when approval is required, it was approved.
+    hold_until = models.DateTimeField(null=True, blank=True)
+    approval_required = models.BooleanField(default=False)
+    approved_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -94,6 +99,13 @@ class Withdrawal(models.Model):
         indexes = [
             models.Index(fields=["company", "-created_at"], name="withdrawal_company_idx"),
             models.Index(fields=["status", "created_at"], name="withdrawal_open_idx"),
+            # Was an address paid before (the new-address cool-down)? Partial: a withdrawal is inserted
+            # processing, so accepting one never writes to it.
+            models.Index(
+                fields=["company", "code", "to_address"],
+                condition=models.Q(status="done"),
+                name="withdrawal_paid_address_idx",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -176,3 +188,103 @@ class WithdrawalTx(models.Model):
 
     def __str__(self) -> str:
         return f"{self.withdrawal_id} in {self.chain_tx_id}"
+
+
+# --- payout policy (withdrawals.policy) ------------------------------------------------------------------
+
+
+class PayoutPolicy(models.Model):
+    """A company's payout policy settings; its row is also the lock that serialises the withdrawals of a
+    company in codes with a 24-hour limit (taken before any account, see withdrawals.policy)."""
+
+    company = models.OneToOneField(
+        Company, primary_key=True, on_delete=models.CASCADE, related_name="payout_policy"
+    )
+    # A withdrawal to an address never paid before waits this long before it is sent (0: no cool-down).
+    new_address_cooldown_hours = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"payout policy of {self.company_id}"
+
+
+class PayoutLimit(models.Model):
+    """The limits of one payment code; NULL is no limit. Amounts are net, as the merchant asks for them."""
+
+    company = models.ForeignKey(Company, on_delete=models.CASCADE, related_name="payout_limits")
+    code = models.CharField(max_length=16)
+    max_per_withdrawal = MoneyField(null=True, blank=True)
+    max_per_day = MoneyField(null=True, blank=True)  # rolling 24 hours, withdrawals not rejected
+    approval_above = MoneyField(null=True, blank=True)  # a larger withdrawal waits for an approval
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["company", "code"], name="payout_limit_unique"),
+            models.CheckConstraint(
+                condition=money_check("max_per_withdrawal", strictly_positive=True),
+                name="payout_limit_one_positive",
+            ),
+            models.CheckConstraint(
+                condition=money_check("max_per_day", strictly_positive=True), name="payout_limit_day_positive"
+            ),
+            models.CheckConstraint(
+                condition=money_check("approval_above", strictly_positive=True),
+                name="payout_limit_approval_positive",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.company_id}/{self.code} limits"
+
+    @property
+    def is_empty(self) -> bool:
+        return self.max_per_withdrawal is None and self.max_per_day is None and self.approval_above is None
+
+
+class PayoutAddress(models.Model):
+    """An address on the merchant's payout allowlist: withdrawals to it skip the new-address cool-down."""
+
+    company = models.ForeignKey(Company, on_delete=models.CASCADE, related_name="payout_addresses")
+    code = models.CharField(max_length=16)
+    address = models.CharField(max_length=128)
+    tag = models.CharField(max_length=64, blank=True)  # "" when the chain has no tags
+    label = models.CharField(max_length=100, blank=True)
+    added_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["company", "code", "address", "tag"], name="payout_address_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.company_id}/{self.code} {self.address} {self.label}".strip()
+
+
+class PayoutDraft(models.Model):
+    """Dashboard withdrawals shown on their confirmation page: the exact items, sent at most once.
+
+    The page's form carries only the token; its row lock lets one submission send and every other one (a
+    double click, the back button, a second tab) find `sent_at` and show what was sent.
+    """
+
+    class Kind(models.TextChoices):
+        SINGLE = "single"
+        BULK = "bulk"
+
+    token = models.CharField(max_length=64, unique=True)
+    company = models.ForeignKey(Company, on_delete=models.CASCADE, related_name="payout_drafts")
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    items = models.JSONField()  # [{"asset", "to", "amount" (text), "tag"}], as checked on the way in
+    skipped = models.PositiveIntegerField(default=0)  # invalid lines of a bulk file left out
+    uids = models.JSONField(default=list)  # the withdrawals it created, once sent
+    created_at = models.DateTimeField(auto_now_add=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["created_at"], name="payout_draft_age_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} draft of {self.company_id} ({'sent' if self.sent_at else 'not sent'})"

@@ -53,6 +53,7 @@ from config.tasks import task
 from payments.assets import all_assets, get_asset
 from withdrawals import services
 from withdrawals.models import Withdrawal, WithdrawalTx
+from withdrawals.policy import released
 from withdrawals.screening import get_screen
 
 logger = logging.getLogger(__name__)
@@ -67,9 +68,12 @@ PLAN_BATCHES = 20  # batches per plan run; the monitor's next run takes the rest
 
 
 def _due(code: str) -> list[Withdrawal]:
+    """Processing, not broadcast, no transaction that could still confirm, and nothing of the payout policy
+    holding it (a cool-down that ended is due here, at the next run of the monitor at the latest)."""
     live = WithdrawalTx.objects.filter(withdrawal=OuterRef("pk"), chain_tx__status__in=LIVE)
     return list(
         Withdrawal.objects.filter(code=code, status=Withdrawal.Status.PROCESSING, txid="")
+        .filter(released())
         .exclude(Exists(live))
         .select_related("company")
         .order_by("created_at", "pk")

@@ -8,6 +8,7 @@
           signed and stored with others in a chain transaction, then broadcast; rejected when screened out)
     processing (txid set) --withdrawal_complete--> done          (the payout monitor saw it confirm)
     processing --withdrawal_reject / withdrawal_sandbox_reject--> rejected
+    (withdrawals.approvals: the merchant approves a held withdrawal, or cancels it with withdrawal_reject)
 
 Each transition locks the row, returns early when it already happened, refuses any other source state,
 saves only changed fields and writes its webhook in the same transaction. Money moves only through the
@@ -15,7 +16,8 @@ ledger: amount + fee is held at acceptance (reference "withdrawal:<uid>"), poste
 rejected.
 
 Lock order, the same on every path so that no two transactions wait on each other in a cycle: the
-accounts of the codes involved (sorted), then the company's uid counter. Refunds arrive holding the
+company's payout policy row when a limit needs it (withdrawals.policy), the accounts of the codes involved
+(sorted), then the company's uid counter. Refunds arrive holding the
 invoice and its account lock (the invoice service credits right before calling us); sweeps hold their
 rule's lock first. Nobody takes an account lock while holding the counter. A withdrawal in one code on
 PostgreSQL takes both in one statement, the account first (payments.holds explains why that order holds).
@@ -54,6 +56,7 @@ from webhooks.models import WebhookEvent
 from webhooks.payloads import withdrawal_body
 from webhooks.services import webhook_enqueue, webhook_event_rows, webhook_publish
 from withdrawals.models import Withdrawal, WithdrawalCounter, WithdrawalRequest
+from withdrawals.policy import Hold, holds_apply, payout_policy_enforce
 from withdrawals.rules import CheckedItem, WithdrawalItem, check_item
 
 if TYPE_CHECKING:
@@ -167,11 +170,13 @@ def withdrawal_accept(
     request: WithdrawalRequest | None = None,
     is_automatic: bool = False,
     refund_invoice_id: UUID | None = None,
+    holds: Sequence[Hold | None] | None = None,
 ) -> list[Withdrawal]:
     """(new) -> processing for checked items: hold amount + fee, create, first webhook, enqueue broadcast.
 
     The one way in for manual, bulk, automatic and refund withdrawals; the items passed the rules
-    (withdrawals.rules). Raises InsufficientBalance, having written nothing, when a code is short.
+    (withdrawals.rules) and the payout policy, whose `holds` (one per item) are written with them.
+    Raises InsufficientBalance, having written nothing, when a code is short.
     """
     if not transaction.get_connection().in_atomic_block:
         # No savepoint of its own (two round trips per call): the caller's transaction holds the locks.
@@ -201,6 +206,8 @@ def withdrawal_accept(
 
     one_code = len(codes) == 1 and connection.vendor == "postgresql"
     entries, withdrawals, events = (_accept_one_code if one_code else _accept_locked)(company, items, rows)
+    if holds is not None:
+        holds_apply(withdrawals, holds)
     # Entries, withdrawals and webhook events in one statement (keys by RETURNING); a large bulk with COPY.
     insert_together(entries, withdrawals, events)
     webhook_enqueue(events)
@@ -317,11 +324,12 @@ def withdrawal_request(
     """
     checked = withdrawal_items_check(items)
     with transaction.atomic():
+        holds = payout_policy_enforce(company=company, items=checked)  # LimitExceeded; before the accounts
         request = None
         if len(checked) > 1:  # a bulk: its withdrawals point to one request row
             request = WithdrawalRequest.objects.create(company=company, item_count=len(checked))
         try:
-            withdrawals = withdrawal_accept(company=company, items=checked, request=request)
+            withdrawals = withdrawal_accept(company=company, items=checked, request=request, holds=holds)
         except InsufficientBalance as exc:
             raise insufficient_errors(exc, checked, lambda index: f"items[{index}].amount") from exc
         if on_accepted is not None:
@@ -337,7 +345,6 @@ def withdrawal_results(withdrawals: Sequence[Withdrawal]) -> list[dict[str, Any]
 # --- processing: broadcast, complete, reject ------------------------------------------------------------
 
 
-@transaction.atomic
 @transaction.atomic
 def withdrawal_sent(*, uid: str, txid: str) -> Withdrawal | None:
     """processing -> processing (txid set): the node has its transaction; second processing webhook.

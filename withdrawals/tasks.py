@@ -5,7 +5,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from config.wakeup import woken
-from withdrawals import auto_withdrawals, idempotency, payouts
+from withdrawals import auto_withdrawals, drafts, idempotency, payouts
 
 
 @shared_task(acks_late=True, ignore_result=True)
@@ -32,3 +32,4 @@ def auto_withdrawal_sweep_due() -> None:
 @shared_task(ignore_result=True)
 def idempotency_keys_purge() -> None:
     idempotency.idempotency_keys_purge()
+    drafts.payout_drafts_purge()  # the dashboard's confirmation tokens, kept as long as the keys

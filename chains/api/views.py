@@ -50,6 +50,7 @@ def _sandbox_tx(tx: SandboxTransaction) -> dict[str, Any]:
 
 
 class SandboxDepositApi(APIView):
+    required_scopes = {"POST": "sandbox"}
     permission_classes = SANDBOX_API_PERMISSIONS
 
     @extend_schema(request=SandboxDepositInputSerializer, responses={201: SandboxTransactionSchema})
@@ -74,6 +75,7 @@ class SandboxBlocksInputSerializer(serializers.Serializer):
 
 
 class SandboxBlocksApi(APIView):
+    required_scopes = {"POST": "sandbox"}
     permission_classes = SANDBOX_API_PERMISSIONS
 
     @extend_schema(request=SandboxBlocksInputSerializer, responses={200: SandboxBlocksSchema})

@@ -94,7 +94,8 @@ def sandbox_deposit_view(request: HttpRequest, company: Company) -> HttpResponse
                 outcome=values["outcome"],
             )
         except NotFound:
-            form.add_error("address", "This address belongs to another merchant.")
+            # The same words for another merchant's address and an unknown one (chains.simulator).
+            form.add_error("address", "This is not one of your deposit addresses (with this tag).")
         except ValidationFailed as exc:
             add_field_errors(form, exc.errors, {})
         except DomainError as exc:

@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "webhooks",
     "invoices",
     "withdrawals",
+    "security",
 ]
 
 MIDDLEWARE = [
@@ -64,6 +65,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "security.middleware.IdleTimeoutMiddleware",  # after auth and messages: idle logout, 2FA enrolment
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
@@ -241,8 +243,9 @@ CONTENT_SECURITY_POLICY = {
 
 # --- API ------------------------------------------------------------------------------------------------
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["payments.auth.BearerTokenAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["payments.auth.IsMerchant"],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["payments.api.authentication.BearerTokenAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["payments.auth.IsMerchant"],  # and the view's required_scopes
+    "DEFAULT_THROTTLE_CLASSES": ["payments.api.authentication.ApiTokenThrottle"],
     "DEFAULT_PARSER_CLASSES": ["payments.api.parsers.DecimalJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["payments.api.renderers.KassaJSONRenderer"],
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "payments.api.renderers.AlwaysJSONNegotiation",
@@ -255,34 +258,11 @@ REST_FRAMEWORK = {
 # Bodies above this are refused with 413 before they are parsed.
 API_MAX_BODY_BYTES = 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
+# --- API tokens (payments/tokens.py) ---
+# Requests per API token per window (the company's own token: per company), e.g. 600/min; empty: no limit.
+API_TOKEN_RATE = env.str("API_TOKEN_RATE", default="600/min")
 
-SPECTACULAR_SETTINGS = {
-    "TITLE": "Kassa API",
-    "DESCRIPTION": "Self-hosted crypto payment gateway: invoices, withdrawals and signed webhooks.",
-    "VERSION": "1",
-    "SERVE_INCLUDE_SCHEMA": False,
-    "SWAGGER_UI_DIST": "SIDECAR",
-    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-    "REDOC_DIST": "SIDECAR",
-    "COMPONENT_SPLIT_REQUEST": True,
-    # Several resources have a `status` with their own choices: name each enum after its model.
-    "POSTPROCESSING_HOOKS": [
-        "drf_spectacular.hooks.postprocess_schema_enums",
-        "payments.schema.add_problem_responses",
-    ],
-    "ENUM_NAME_OVERRIDES": {
-        "InvoiceStatusEnum": "invoices.models.Invoice.Status",
-        "WebhookEventStatusEnum": "webhooks.models.WebhookEvent.Status",
-        "DepositStatusEnum": "payments.models.Deposit.Status",
-        "WithdrawalStatusEnum": "withdrawals.models.Withdrawal.Status",
-        "WebhookEventFamilyEnum": "webhooks.models.WebhookEvent.Family",
-        "WebhookPayloadStatusEnum": "webhooks.api.serializers.PAYLOAD_STATUSES",
-        "SandboxOutcomeEnum": "payments.models.SandboxTransaction.Outcome",
-        "PaymentCodeEnum": "payments.api.schema_types.PAYMENT_CODES",
-        "BaseAssetEnum": "payments.api.schema_types.BASE_ASSET_CHOICES",
-        "InvoiceCurrencyEnum": "payments.api.schema_types.INVOICE_CURRENCY_CHOICES",
-    },
-}
+from .openapi import SPECTACULAR_SETTINGS  # noqa: E402, F401  (the OpenAPI document: title, hooks, enum names)
 
 # --- Kassa ----------------------------------------------------------------------------------------------
 # Local receivers (127.0.0.1) are refused as webhook URLs unless this is on; `make run` turns it on.
@@ -431,12 +411,8 @@ CELERY_BEAT_SCHEDULE["idempotency-keys-purge"] = {
 # --- end Withdrawals ------------------------------------------------------------------------------------
 
 # --- Dashboard (payments/dashboard/) ----------------------------------------------------------------------
-LOGIN_REDIRECT_URL = "/dashboard/"
-LOGOUT_REDIRECT_URL = "/dashboard/login/"
-# Failed logins per (username, client IP), counted in the cache: this many within the window locks the pair.
-DASHBOARD_LOGIN_FAILURE_LIMIT = env.int("DASHBOARD_LOGIN_FAILURE_LIMIT", default=5)
-DASHBOARD_LOGIN_FAILURE_WINDOW_SECONDS = env.int("DASHBOARD_LOGIN_FAILURE_WINDOW_SECONDS", default=900)
-DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="Kassa <no-reply@localhost>")
+from .accounts import *  # noqa: E402, F403  (log-in, sign-up, mail budgets, admin, 2FA, step-up, idle log-out)
+
 # `{% load dashboard %}`: the dashboard's template filters (payments/dashboard is not an app of its own).
 _template_options = TEMPLATES[0]["OPTIONS"]
 assert isinstance(_template_options, dict)

@@ -17,5 +17,6 @@ WEBHOOK_ALLOW_PRIVATE_HOSTS = env.bool("WEBHOOK_ALLOW_PRIVATE_HOSTS", default=Tr
 WEBHOOK_ALLOW_HTTP = env.bool("WEBHOOK_ALLOW_HTTP", default=True)  # local receivers speak plain http
 SANDBOX_ENABLED = env.bool("SANDBOX_ENABLED", default=True)
 DEMO_MERCHANT_ALLOWED = True
+ADMIN_ENABLED = env.bool("ADMIN_ENABLED", default=True)  # /admin/ (production: off by default)
 # The EVM backend signs in-process with the public development seed (never in production).
 EVM_SIGNER = env.str("EVM_SIGNER", default="local")

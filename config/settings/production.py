@@ -16,6 +16,7 @@ DEMO_MERCHANT_ALLOWED = False
 # The simulated chain offers nothing real: a sandbox-only deployment (a demo) opts in.
 SANDBOX_ENABLED = env.bool("SANDBOX_ENABLED", default=False)
 
+# Behind the TLS proxy: NUM_PROXIES must say how many proxies set X-Forwarded-For (0 is refused, kassa.E009).
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
 SECURE_REDIRECT_EXEMPT = [r"^healthz$"]

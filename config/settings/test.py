@@ -12,6 +12,7 @@ SECRET_KEY = SECRET_KEY or development_key(VAR_DIR / "secret_key", "django")
 FIELD_ENCRYPTION_KEY = FIELD_ENCRYPTION_KEY or development_key(VAR_DIR / "field_encryption_key", "fernet")
 SANDBOX_ENABLED = True
 DEMO_MERCHANT_ALLOWED = True
+ADMIN_ENABLED = True  # as in development; tests of the switch reload the URLs
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # speed; never in production
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -36,3 +37,5 @@ WHITENOISE_USE_FINDERS = True  # serve app static files without collectstatic in
 RATES_FILE = VAR_DIR / "test-rates-never-written.json"
 # The EVM backend signs in-process with the public development seed (never in production).
 EVM_SIGNER = "local"
+# No per-token budget unless a test turns it on (payments/tests/test_api_token_budget.py).
+API_TOKEN_RATE = ""

@@ -36,6 +36,8 @@ def limits_body(company: Company) -> dict[str, Any]:
 
 
 class UnderpaymentLimitsApi(APIView):
+    required_scopes = {"GET": "settings:read", "PATCH": "settings:write"}
+
     @extend_schema(responses={200: UnderpaymentLimitsSchema})
     def get(self, request: Request) -> Response:
         return Response(limits_body(current_company(request)))
@@ -61,6 +63,8 @@ class RedirectUrlOutputSerializer(serializers.Serializer):
 
 
 class CompanyRedirectUrlApi(APIView):
+    required_scopes = {"PUT": "settings:write"}
+
     @extend_schema(request=RedirectUrlInputSerializer, responses={200: RedirectUrlOutputSerializer})
     def put(self, request: Request) -> Response:
         data = RedirectUrlInputSerializer(data=request.data)

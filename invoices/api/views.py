@@ -22,8 +22,8 @@ from invoices.services import ItemInput
 from payments.api.fields import StrictCharField
 from payments.api.pagination import PAGE_PARAMETERS, KassaPagination, page_serializer
 from payments.auth import SANDBOX_API_PERMISSIONS, ApiCredential, current_company
-from payments.dashboard.throttle import count
 from payments.schema import links, problem
+from payments.throttle import count
 
 
 class PublicInvoiceThrottle(SimpleRateThrottle):
@@ -51,6 +51,8 @@ class PublicInvoiceThrottle(SimpleRateThrottle):
 
 
 class InvoiceCreateApi(APIView):
+    required_scopes = {"GET": "invoices:read", "POST": "invoices:write"}
+
     @extend_schema(
         request=InvoiceCreateInputSerializer,
         responses={201: InvoiceCreatedSchema},
@@ -137,6 +139,8 @@ class InvoiceProceedApi(APIView):
 
 
 class InvoiceAcceptApi(APIView):
+    required_scopes = {"POST": "invoices:write"}
+
     @extend_schema(
         request=None,
         responses={
@@ -161,6 +165,8 @@ class RefundInputSerializer(serializers.Serializer):
 
 
 class InvoiceRefundApi(APIView):
+    required_scopes = {"POST": "withdrawals:write"}  # money leaves: a refund is a withdrawal
+
     @extend_schema(
         request=RefundInputSerializer,
         responses={
@@ -188,6 +194,7 @@ class InvoiceRefundApi(APIView):
 
 
 class SandboxInvoiceExpireApi(APIView):
+    required_scopes = {"POST": "sandbox"}
     permission_classes = SANDBOX_API_PERMISSIONS
 
     @extend_schema(

@@ -37,6 +37,8 @@ class BalanceListOutputSerializer(serializers.Serializer):
 
 
 class CompanyBalanceListApi(APIView):
+    required_scopes = {"GET": "balances:read"}
+
     @extend_schema(
         responses={200: BalanceListOutputSerializer},
         summary="Balances: available and held, one entry per payment code",

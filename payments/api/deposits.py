@@ -45,6 +45,8 @@ class StaticDepositOutputSerializer(serializers.Serializer):
 
 
 class StaticDepositCreateApi(APIView):
+    required_scopes = {"POST": "addresses:write"}
+
     @extend_schema(
         request=StaticDepositInputSerializer,
         responses={

@@ -11,6 +11,8 @@ from payments.services import company_set_webhook_url
 
 
 class CompanyWebhookUrlApi(APIView):
+    required_scopes = {"PUT": "settings:write"}
+
     @extend_schema(
         request=WebhookUrlInputSerializer,
         responses={200: WebhookUrlOutputSerializer},

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpRequest
 from django.urls import NoReverseMatch, reverse
 
@@ -26,4 +27,5 @@ def dashboard(request: HttpRequest) -> dict[str, Any]:
     return {
         "sandbox_enabled": bool(sandbox_codes()),
         "withdrawals_enabled": _has_route("dashboard:withdrawal_list"),
+        "signup_enabled": bool(settings.DASHBOARD_SIGNUP),  # the log-in page's link to sign-up
     }

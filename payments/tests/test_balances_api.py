@@ -80,6 +80,7 @@ def test_each_merchant_sees_only_their_own_balance(api, merchant, other_merchant
 def test_queries_stay_bounded_whatever_the_number_of_accounts(api, merchant, django_assert_max_num_queries):
     for asset in all_assets():
         fund(merchant.company, asset.code, "1")
+    api.get(URL)  # the token's "last used" is written on its first call of a minute, not counted here
 
     with django_assert_max_num_queries(2):  # the token lookup, the accounts
         response = api.get(URL)

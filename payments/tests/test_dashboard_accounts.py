@@ -12,7 +12,7 @@ from django.contrib.auth import get_user_model
 from django.core import mail
 from rest_framework.test import APIClient
 
-from payments.dashboard import throttle
+from payments import throttle
 from payments.models import Company
 from payments.tests.test_dashboard_support import (  # noqa: F401 - fixtures
     CSRF_INPUT,
@@ -52,10 +52,20 @@ def _token_on(html: str) -> str:
 # --- sign up --------------------------------------------------------------------------------------------
 
 
-def test_signup_creates_user_and_company_and_shows_the_token_once(anon_dash):
+def _mailed_link(index: int = -1) -> str:
+    match = re.search(r"https?://[^/]+(/dashboard/signup/confirm/\S+/)", mail.outbox[index].body)
+    assert match, mail.outbox[index].body
+    return match.group(1)
+
+
+def test_signup_mails_a_link_that_creates_the_merchant_and_shows_the_token_once(anon_dash):
     response = _signup(anon_dash)
 
-    assert response.status_code == 302 and response["Location"] == "/dashboard/welcome/"
+    assert response.status_code == 302 and response["Location"] == "/dashboard/signup/sent/"
+    assert not Company.objects.exists()  # nothing until the address is confirmed
+    assert "owner@roastery.test" in text(anon_dash.get("/dashboard/signup/sent/"))
+    confirm = anon_dash.post(_mailed_link(), {"password": "a long sandbox passphrase"})
+    assert confirm.status_code == 302 and confirm["Location"] == "/dashboard/welcome/"
     company = Company.objects.get(owner__username="owner@roastery.test")
     assert company.name == "Roastery"
     welcome = anon_dash.get("/dashboard/welcome/")
@@ -86,7 +96,7 @@ def test_the_signup_form_read_from_the_page_carries_its_own_csrf_token(db):
     )
 
     assert response.status_code == 302
-    assert Company.objects.filter(name="Roastery").exists()
+    assert [message.to for message in mail.outbox] == [["owner@roastery.test"]]
 
 
 @pytest.mark.parametrize(
@@ -108,12 +118,14 @@ def test_signup_refuses_bad_input_and_creates_nothing(anon_dash, overrides, mess
     assert not get_user_model().objects.exists()
 
 
-def test_signup_with_a_taken_email_says_so(anon_dash, merchant):
+def test_signup_with_a_taken_email_answers_as_for_a_new_one_and_tells_the_owner(anon_dash, merchant):
     response = _signup(anon_dash, email="OWNER@acme.test")
 
-    assert response.status_code == 200
-    assert "A merchant with owner@acme.test exists." in text(response)
+    assert response.status_code == 302 and response["Location"] == "/dashboard/signup/sent/"
+    assert "owner@acme.test" in text(anon_dash.get("/dashboard/signup/sent/"))
     assert Company.objects.count() == 1
+    assert len(mail.outbox) == 1 and "already has an account" in mail.outbox[0].body
+    assert "/dashboard/password-reset/" in mail.outbox[0].body
 
 
 def test_a_logged_in_merchant_is_sent_from_signup_to_the_dashboard(dash):

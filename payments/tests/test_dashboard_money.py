@@ -200,7 +200,7 @@ def test_a_deposit_to_another_merchants_address_is_refused(dash, merchant, other
     response = _deposit(dash, theirs, "0.001")
 
     assert response.status_code == 200
-    assert "belongs to another merchant" in text(response)
+    assert "This is not one of your deposit addresses" in text(response)
     assert not SandboxTransaction.objects.exists()
 
 

@@ -15,6 +15,7 @@ from payments.tests.test_dashboard_support import (  # noqa: F401 - fixtures
     dashboard_rates,
     text,
 )
+from security.testing import mark_step_up_fresh
 from tests.factories import InvoiceFactory, WithdrawalFactory
 from webhooks.models import WebhookEvent
 
@@ -36,6 +37,9 @@ PAGES = [
     "/dashboard/withdrawals/new/",
     "/dashboard/withdrawals/bulk/",
     "/dashboard/withdrawals/rules/",
+    "/dashboard/security/",
+    "/dashboard/security/2fa/",  # enrolment (a fresh step-up, below)
+    "/dashboard/security/audit/",
 ]
 OBJECT_PAGES = [
     "/dashboard/invoices/{invoice}/",
@@ -69,7 +73,18 @@ POSTS = [
     "/dashboard/withdrawals/new/",
     "/dashboard/withdrawals/bulk/",
     "/dashboard/withdrawals/rules/",
+    "/dashboard/confirm/",
+    "/dashboard/security/2fa/",
+    "/dashboard/security/2fa/disable/",
+    "/dashboard/security/recovery-codes/new/",
 ]
+
+
+@pytest.fixture(autouse=True)
+def _stepped_up(request):  # type: ignore[no-untyped-def]
+    """Forms behind a step-up (security.stepup) are reached with a fresh one: the garbage must get to them."""
+    if "dash" in request.fixturenames:
+        mark_step_up_fresh(request.getfixturevalue("dash").client)
 
 
 @pytest.fixture

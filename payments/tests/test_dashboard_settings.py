@@ -19,12 +19,12 @@ from payments.services import (
     company_signing_secret,
 )
 from payments.tests.test_dashboard_support import (  # noqa: F401 - fixtures
-    PASSWORD,
     company_of,
     dash,
     dashboard_rates,
     text,
 )
+from security.testing import mark_step_up_fresh
 from webhooks.models import WebhookEvent
 from webhooks.probe import webhook_send_test
 from webhooks.receiver import Reply, WebhookReceiver
@@ -34,6 +34,14 @@ pytestmark = pytest.mark.django_db
 API = "/dashboard/settings/api/"
 PAYMENTS = "/dashboard/settings/payments/"
 PUBLIC_URL = "https://93.184.215.14/kassa/hook"  # a literal public address: no DNS needed
+
+
+@pytest.fixture(autouse=True)
+def _stepped_up(request):  # type: ignore[no-untyped-def]
+    """The credential actions need a fresh step-up (security.stepup); these tests start with one. Their
+    refusal without one is tested in security/tests/test_settings_step_up.py."""
+    if "dash" in request.fixturenames:
+        mark_step_up_fresh(request.getfixturevalue("dash").client)
 
 
 def _api(token: str) -> APIClient:
@@ -67,33 +75,14 @@ def test_rotating_the_token_shows_the_new_one_once_and_retires_the_old(dash, mer
 # --- signing secret -------------------------------------------------------------------------------------
 
 
-def test_the_secret_is_revealed_after_the_password(dash, merchant):
+def test_the_secret_is_revealed_after_a_fresh_confirmation(dash, merchant):
     assert merchant.signing_secret not in text(dash.get(API))
 
-    response = dash.post("/dashboard/settings/api/secret/reveal/", {"password": PASSWORD})
+    response = dash.post("/dashboard/settings/api/secret/reveal/")
 
     assert response.status_code == 200
     assert merchant.signing_secret in text(response)
     assert merchant.signing_secret not in text(dash.get(API))
-
-
-@pytest.mark.parametrize("password", ["wrong password", ""])
-def test_a_wrong_password_reveals_nothing(dash, merchant, password):
-    response = dash.post("/dashboard/settings/api/secret/reveal/", {"password": password})
-
-    assert response.status_code == 200
-    assert merchant.signing_secret not in text(response)
-    assert "That is not your password." in text(response) or "This field is required." in text(response)
-
-
-def test_repeated_wrong_passwords_lock_the_reveal(dash, merchant):
-    for _ in range(5):
-        dash.post("/dashboard/settings/api/secret/reveal/", {"password": "wrong password"})
-
-    response = dash.post("/dashboard/settings/api/secret/reveal/", {"password": PASSWORD})
-
-    assert response.status_code == 429
-    assert merchant.signing_secret not in text(response)
 
 
 def test_rotating_the_secret_changes_it_and_shows_it_once(dash, merchant):

@@ -17,6 +17,7 @@ from payments.tests.test_dashboard_support import (  # noqa: F401 - fixtures
     dashboard_rates,
     text,
 )
+from security.testing import mark_step_up_fresh
 from tests.chain import fund
 from tests.factories import BTC_ADDRESS, WithdrawalFactory
 from withdrawals.models import AutoWithdrawalRule, Withdrawal
@@ -28,6 +29,18 @@ BULK = "/dashboard/withdrawals/bulk/"
 RULES = "/dashboard/withdrawals/rules/"
 TRON_ADDRESS = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"
 TON_ADDRESS = "EQDKbjIcfM6ezt8KjKJJLshZJJSqX7XOA4ff-W72r5gqPrHF"
+
+
+@pytest.fixture(autouse=True)
+def _stepped_up(dash):  # type: ignore[no-untyped-def]
+    """Sending and rule changes need a fresh step-up (withdrawals/tests/test_dashboard_payouts.py has it)."""
+    mark_step_up_fresh(dash.client)
+
+
+def _confirmed(dash, response):  # type: ignore[no-untyped-def]
+    """The form led to its confirmation page: send from there (the session is fresh)."""
+    assert response.status_code == 303 and "/dashboard/withdrawals/confirm/" in response["Location"]
+    return dash.post(response["Location"])
 
 
 def _available(company, code: str) -> Decimal:  # type: ignore[no-untyped-def]
@@ -105,10 +118,12 @@ def test_the_export_defuses_spreadsheet_formulas(dash, merchant):
 def test_a_withdrawal_is_accepted_and_its_amount_plus_fee_held(dash, merchant):
     fund(merchant.company, "btc", "0.01")
 
-    response = dash.post(NEW, {"asset": "btc", "to": BTC_ADDRESS, "amount": "0.005", "tag": ""})
+    response = _confirmed(
+        dash, dash.post(NEW, {"asset": "btc", "to": BTC_ADDRESS, "amount": "0.005", "tag": ""})
+    )
 
     withdrawal = Withdrawal.objects.get(company=merchant.company)
-    assert response.status_code == 302 and response["Location"] == f"/dashboard/withdrawals/{withdrawal.uid}/"
+    assert response.status_code == 303 and withdrawal.uid in text(dash.get(response["Location"]))
     assert withdrawal.amount == Decimal("0.005") and withdrawal.to_address == BTC_ADDRESS
     assert _available(merchant.company, "btc") == Decimal("0.0049")
 
@@ -116,7 +131,7 @@ def test_a_withdrawal_is_accepted_and_its_amount_plus_fee_held(dash, merchant):
 def test_a_ton_withdrawal_carries_its_tag(dash, merchant):
     fund(merchant.company, "ton", "10")
 
-    dash.post(NEW, {"asset": "ton", "to": TON_ADDRESS, "amount": "1.5", "tag": "100200"})
+    _confirmed(dash, dash.post(NEW, {"asset": "ton", "to": TON_ADDRESS, "amount": "1.5", "tag": "100200"}))
 
     assert Withdrawal.objects.get().tag == "100200"
 
@@ -194,9 +209,9 @@ def test_the_preview_checks_every_line_and_holds_nothing(dash, funded):
 def test_an_all_valid_file_is_sent_as_one_bulk(dash, funded):
     assert "Send 2 withdrawals" in text(_preview(dash, GOOD_LINES))
 
-    response = _send(dash, GOOD_LINES)
+    response = _confirmed(dash, _send(dash, GOOD_LINES))
 
-    assert response.status_code == 302 and response["Location"] == "/dashboard/withdrawals/"
+    assert response.status_code == 303
     withdrawals = list(Withdrawal.objects.order_by("pk"))
     assert [(w.code, w.amount) for w in withdrawals] == [
         ("btc", Decimal("0.001")),
@@ -210,9 +225,9 @@ def test_a_file_with_a_bad_line_is_not_sent_unless_the_merchant_leaves_it_out(da
 
     assert refused.status_code == 200 and not Withdrawal.objects.exists()
 
-    sent = _send(dash, GOOD_LINES + BAD_LINE, skip_invalid="1")
+    sent = _confirmed(dash, _send(dash, GOOD_LINES + BAD_LINE, skip_invalid="1"))
 
-    assert sent.status_code == 302
+    assert sent.status_code == 303
     assert Withdrawal.objects.count() == 2
     assert "1 invalid line left out" in text(dash.get("/dashboard/withdrawals/"))
 
@@ -232,7 +247,7 @@ def test_a_short_balance_at_send_time_sends_nothing_and_names_the_lines(dash, me
 def test_a_header_may_order_the_columns_and_name_them_differently(dash, funded):
     lines = f"amount,Address,asset\n0.001,{BTC_ADDRESS},btc\n"
 
-    _send(dash, lines)
+    _confirmed(dash, _send(dash, lines))
 
     assert Withdrawal.objects.get().amount == Decimal("0.001")
 

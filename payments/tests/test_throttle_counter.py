@@ -11,7 +11,7 @@ from django.conf import settings
 from django.core.cache.backends.locmem import LocMemCache
 from django.core.cache.backends.redis import RedisCache
 
-from payments.dashboard.throttle import count
+from payments.throttle import count
 
 
 def _redis_cache() -> RedisCache:
@@ -51,3 +51,19 @@ def test_local_memory_counts_and_reopens():
     assert [count("k", 60, store=store) for _ in range(3)] == [1, 2, 3]
     store.delete("k")
     assert count("k", 60, store=store) == 1
+
+
+@pytest.mark.redis
+def test_the_default_cache_proxy_counts_with_the_script(monkeypatch):
+    # `cache` (also DRF's throttle cache) is a proxy, not a RedisCache: it must still take the one-script
+    # path, not add-then-incr (two or three round trips, and a window that a crash between them leaves open).
+    from django.core.cache import cache
+
+    def refused(*args, **kwargs):
+        raise AssertionError("counted with add/incr instead of the script")
+
+    monkeypatch.setattr(RedisCache, "add", refused)
+    monkeypatch.setattr(RedisCache, "incr", refused)
+    key = f"count-{uuid.uuid4().hex}"
+
+    assert [count(key, 60), count(key, 60, store=cache)] == [1, 2]

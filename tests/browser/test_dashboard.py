@@ -1,20 +1,23 @@
 """The merchant dashboard in a real browser: a merchant signs up and runs the whole sandbox flow.
 
-Sign up and copy the token, reveal the signing secret, point webhooks at a local receiver and send a test
-event, create an invoice, pay it through the sandbox panel, see it done, redeliver a webhook, set an
-auto-withdrawal rule, upload a bulk file whose bad line the preview rejects and send the rest; then every
-page at desktop (1280x800) and phone (390x844) size, saved as test-artifacts/screenshots/dashboard-*.png.
-The client's own step (filling the invoice on the pay page) and the worker's (delivering webhooks) are
-done through the services, with tests/factories.py and tests/chain.py as the pay page tests do.
+Sign up through the mailed link and copy the token, reveal the signing secret, point webhooks at a local
+receiver and send a test event, create an invoice, pay it through the sandbox panel, see it done, redeliver
+a webhook, set an auto-withdrawal rule, upload a bulk file whose bad line the preview rejects and send the
+rest; then every page at desktop (1280x800) and phone (390x844) size, saved as
+test-artifacts/screenshots/dashboard-*.png. The client's own step (filling the invoice on the pay page) and
+the worker's (delivering webhooks) are done through the services, with tests/factories.py and tests/chain.py
+as the pay page tests do.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from decimal import Decimal
 
 import pytest
 import requests
+from django.core import mail
 from playwright.sync_api import expect
 
 from invoices.models import Invoice
@@ -39,6 +42,13 @@ def _no_sideways_scroll(page) -> None:  # type: ignore[no-untyped-def]
     assert width <= page.viewport_size["width"], f"{page.url} is {width}px wide"
 
 
+def _step_up_inline(page) -> None:  # type: ignore[no-untyped-def]
+    """Money pages ask for the password on the page itself unless the session's step-up is still fresh."""
+    secret = page.get_by_label("Your password or authenticator code")
+    if secret.count():
+        secret.fill(PASSWORD)
+
+
 def _deliver_due(company: Company) -> int:
     """What a worker would do: one attempt for every pending event of the company."""
     sent = 0
@@ -61,13 +71,20 @@ def test_merchant_runs_the_sandbox_flow(open_page, live_server, shot, receiver):
     page = open_page("desktop")
     base = live_server.url
 
-    # Sign up; the token is on the next page, once.
+    # Sign up; the mailed link asks for the password again; the token is on the next page, once.
     page.goto(f"{base}/dashboard/signup/")
     shot(page, "dashboard", "desktop", "signup")
     page.get_by_label("Company name").fill("Blue Bottle Roastery")
     page.get_by_label("E-mail").fill(EMAIL)
     page.get_by_label("Password", exact=True).fill(PASSWORD)
     page.get_by_label("Password again").fill(PASSWORD)
+    page.get_by_role("button", name="Create account").click()
+    assert page.get_by_test_id("signup-sent-to").inner_text() == EMAIL
+    link = re.search(r"https?://[^/]+(/dashboard/signup/confirm/\S+/)", mail.outbox[-1].body)
+    assert link, mail.outbox[-1].body
+    page.goto(f"{base}{link.group(1)}")
+    shot(page, "dashboard", "desktop", "signup-confirm")
+    page.get_by_label("The password you chose").fill(PASSWORD)
     page.get_by_role("button", name="Create account").click()
     token = page.get_by_test_id("public-token").inner_text().strip()
     assert token.startswith("kassa_pk_")
@@ -78,10 +95,13 @@ def test_merchant_runs_the_sandbox_flow(open_page, live_server, shot, receiver):
     assert api.status_code == 200
     company = Company.objects.get(owner__email=EMAIL)
 
-    # Signing secret after the password; webhook URL to the local receiver; a signed test event.
+    # Signing secret after confirming the password (step-up, then back to the page); webhook URL to the
+    # local receiver; a signed test event.
     page.get_by_role("link", name="API & webhooks").click()
     assert token not in page.content()
-    page.get_by_label("Your password").fill(PASSWORD)
+    page.get_by_role("button", name="Reveal secret").click()
+    page.get_by_label("Password", exact=True).fill(PASSWORD)
+    page.get_by_role("button", name="Confirm").click()
     page.get_by_role("button", name="Reveal secret").click()
     receiver.secret = page.get_by_test_id("signing-secret").inner_text().strip()
     page.locator("#id_url").fill(receiver.url)
@@ -149,6 +169,7 @@ def test_merchant_runs_the_sandbox_flow(open_page, live_server, shot, receiver):
     page.get_by_label("Enable btc").check()
     page.get_by_label("btc threshold").fill("0.5")
     page.get_by_label("btc address").fill(BTC_ADDRESS)
+    _step_up_inline(page)
     page.get_by_role("button", name="Save rules").click()
     assert "Auto-withdrawal rules saved." in page.content()
     shot(page, "dashboard", "desktop", "withdrawal-rules")
@@ -169,6 +190,8 @@ def test_merchant_runs_the_sandbox_flow(open_page, live_server, shot, receiver):
     shot(page, "dashboard", "desktop", "withdrawal-bulk-preview")
     page.once("dialog", lambda dialog: dialog.accept())
     page.get_by_role("button", name="Send only the 1 valid line").click()
+    _step_up_inline(page)  # the confirmation page: the withdrawal, its fee, the total; then it is sent
+    page.get_by_role("button", name="Send 1 withdrawal").click()
     assert "1 withdrawal accepted" in page.content()
     withdrawal = Withdrawal.objects.get(company=company)
     assert withdrawal.amount == Decimal("0.0005")

@@ -19,6 +19,8 @@ from webhooks.api.serializers import (
 
 
 class WebhookEventListApi(APIView):
+    required_scopes = {"GET": "webhooks:read"}
+
     @extend_schema(
         operation_id="webhooks_events_list",
         parameters=[WebhookEventFilterSerializer, *PAGE_PARAMETERS],
@@ -34,6 +36,8 @@ class WebhookEventListApi(APIView):
 
 
 class WebhookEventDetailApi(APIView):
+    required_scopes = {"GET": "webhooks:read"}
+
     @extend_schema(responses={200: WebhookEventDetailOutputSerializer})
     def get(self, request: Request, event_id: UUID) -> Response:
         event = selectors.webhook_get_event(company=current_company(request), event_id=event_id)
@@ -41,6 +45,8 @@ class WebhookEventDetailApi(APIView):
 
 
 class WebhookEventRedeliverApi(APIView):
+    required_scopes = {"POST": "webhooks:write"}
+
     @extend_schema(
         request=None,
         responses={

@@ -16,6 +16,7 @@ from payments.assets import Asset
 from payments.models import MONEY
 from payments.wire import TimestampField
 from withdrawals.models import AutoWithdrawalRule, Withdrawal
+from withdrawals.policy import APPROVAL, NEW_ADDRESS, hold_body
 from withdrawals.services import explorer_link
 
 
@@ -69,6 +70,20 @@ class WithdrawalResultSerializer(serializers.Serializer):
     uid = serializers.CharField(help_text="The new withdrawal: GET /api/transactions/withdrawals/{uid}.")
 
 
+@extend_schema_serializer(component_name="WithdrawalHold")
+class WithdrawalHoldSerializer(serializers.Serializer):
+    """For the schema only: withdrawals.policy.hold_body builds it."""
+
+    reasons = serializers.ListField(
+        child=serializers.ChoiceField(choices=[NEW_ADDRESS, APPROVAL]),
+        help_text="What it still waits for: `new_address` (the cool-down of an address never paid before), "
+        "`approval` (above the approval threshold, approved on the dashboard).",
+    )
+    until = TimestampField(
+        allow_null=True, help_text="When the new-address cool-down ends; null without one."
+    )
+
+
 @extend_schema_serializer(component_name="Withdrawal")
 class WithdrawalOutputSerializer(serializers.Serializer):
     uid = serializers.CharField()
@@ -83,8 +98,15 @@ class WithdrawalOutputSerializer(serializers.Serializer):
     waitingReason = serializers.SerializerMethodField(
         help_text="Why a processing withdrawal is waiting (the payout wallet is being funded...); or null."
     )
+    hold = serializers.SerializerMethodField(
+        help_text="What of the payout policy holds a processing withdrawal before it is sent; null: nothing."
+    )
     createdAt = TimestampField(source="created_at")
     updatedAt = TimestampField(source="updated_at")
+
+    @extend_schema_field(WithdrawalHoldSerializer(allow_null=True))
+    def get_hold(self, withdrawal: Withdrawal) -> dict[str, Any] | None:
+        return hold_body(withdrawal)
 
     @extend_schema_field(serializers.CharField(allow_null=True))
     def get_waitingReason(self, withdrawal: Withdrawal) -> str | None:

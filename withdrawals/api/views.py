@@ -34,10 +34,17 @@ from withdrawals.rules import WithdrawalItem
 
 
 class WithdrawApi(APIView):
+    required_scopes = {"POST": "withdrawals:write"}
+
     @extend_schema(
         request=WithdrawInputSerializer,
         responses={
             200: WithdrawalResultSerializer(many=True),
+            400: problem(
+                "Nothing was accepted: an item breaks a rule (`validation_error`, `invalid_address`, "
+                "`below_minimum`...), a code's balance is short (`insufficient_balance`), or an item is over "
+                "a limit of the payout policy (`limit_exceeded`); `errors` names each failing item."
+            ),
             409: problem(
                 "This Idempotency-Key was used with a different request (`idempotency_conflict`), or its "
                 "first request is still being processed (`idempotency_in_progress`)."
@@ -87,6 +94,8 @@ class WithdrawApi(APIView):
 
 
 class WithdrawalListApi(APIView):
+    required_scopes = {"GET": "withdrawals:read"}
+
     @extend_schema(
         operation_id="transactions_withdrawals_list",
         parameters=[WithdrawalListFilterSerializer, *PAGE_PARAMETERS],
@@ -109,6 +118,8 @@ class WithdrawalListApi(APIView):
 
 
 class WithdrawalDetailApi(APIView):
+    required_scopes = {"GET": "withdrawals:read"}
+
     @extend_schema(responses={200: WithdrawalOutputSerializer})
     def get(self, request: Request, uid: str) -> Response:
         withdrawal = selectors.withdrawal_get_for_company(company=current_company(request), uid=uid)
@@ -116,6 +127,7 @@ class WithdrawalDetailApi(APIView):
 
 
 class SandboxWithdrawalRejectApi(APIView):
+    required_scopes = {"POST": "sandbox"}
     permission_classes = SANDBOX_API_PERMISSIONS
 
     @extend_schema(
@@ -137,6 +149,8 @@ def _auto_withdrawals_body(request: Request) -> dict[str, Any]:
 
 
 class AutoWithdrawalsApi(APIView):
+    required_scopes = {"GET": "withdrawals:read", "PATCH": "withdrawals:write"}
+
     @extend_schema(responses={200: AutoWithdrawalListOutputSerializer})
     def get(self, request: Request) -> Response:
         return Response(_auto_withdrawals_body(request))

@@ -15,6 +15,7 @@ from payments.dashboard.forms.base import add_field_errors, code_choices
 from payments.errors import FieldError
 from payments.money import InvalidAmount, amount_input, number_text
 from withdrawals.auto_withdrawals import RuleInput
+from withdrawals.dashboard.confirming import secret_field
 from withdrawals.models import AutoWithdrawalRule, Withdrawal
 from withdrawals.rules import WithdrawalItem
 
@@ -123,6 +124,8 @@ class BulkUploadForm(forms.Form):
 class AutoWithdrawalRulesForm(forms.Form):
     """One row per payment code (enabled, threshold, address, tag), checked as the auto-withdrawals PATCH."""
 
+    secret = secret_field()
+
     def __init__(self, *args: Any, rules: list[tuple[Any, AutoWithdrawalRule | None]], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.assets = [asset for asset, _ in rules]
@@ -213,3 +216,13 @@ class AutoWithdrawalRulesForm(forms.Form):
             name = f"{names.get(field, field)}_{code}"
             mapped.append(FieldError(name if name in self.fields else error.field, error.code, error.message))
         add_field_errors(self, mapped, {})
+
+
+class ApproveForm(forms.Form):
+    code = forms.CharField(
+        label="Authenticator code",
+        max_length=16,
+        widget=forms.TextInput(
+            attrs={"inputmode": "numeric", "autocomplete": "one-time-code", "class": "mono", "size": "8"}
+        ),
+    )

@@ -1,7 +1,8 @@
 """Withdrawals: list and CSV export, detail, one withdrawal, a bulk file with preview, auto-withdrawal rules.
 
-Every write is a withdrawals service: withdrawal_request (one item or a bulk, all-or-nothing, balance
-checked under the account locks) and auto_withdrawal_rules_set (the PATCH rules, all-or-nothing).
+The single and the bulk form send nothing: their checked items become a draft (withdrawals.drafts) and the
+browser goes to its confirmation page (withdrawals.dashboard.confirm), which sends them once, after a step-up.
+Rule changes are auto_withdrawal_rules_set (all-or-nothing), after a step-up asked for on the page.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
+from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
@@ -22,31 +24,41 @@ from payments.dashboard.forms.base import add_field_errors
 from payments.dashboard.views.common import merchant_view, paginate
 from payments.errors import NotFound, ValidationFailed
 from payments.models import Company
+from payments.money import number_text
 from payments.selectors import balance_list_for_company
+from security.audit import audit_record
+from security.stepup import is_fresh
 from webhooks.models import WebhookEvent
 from webhooks.selectors import webhook_list_events
-from withdrawals.auto_withdrawals import auto_withdrawal_rules_set
+from withdrawals.auto_withdrawals import RuleInput, auto_withdrawal_rules_check, auto_withdrawal_rules_set
 from withdrawals.dashboard import bulk
+from withdrawals.dashboard.confirming import SecretForm, stepped_up
 from withdrawals.dashboard.forms import (
+    ApproveForm,
     AutoWithdrawalRulesForm,
     BulkUploadForm,
     WithdrawalFilterForm,
     WithdrawalForm,
     item_field_errors,
 )
+from withdrawals.drafts import Kind, payout_draft_check, payout_draft_create
+from withdrawals.policy import hold_reasons
 from withdrawals.selectors import (
     auto_withdrawal_list_for_company,
     withdrawal_get_for_company,
     withdrawal_list_for_company,
 )
-from withdrawals.services import explorer_link, withdrawal_request
+from withdrawals.services import explorer_link
 
 
 @merchant_view
 def withdrawal_list(request: HttpRequest, company: Company) -> HttpResponse:
     filters = WithdrawalFilterForm(request.GET)
     page = paginate(request, withdrawal_list_for_company(company=company, **filters.selector_filters()))
-    rows = [{"withdrawal": withdrawal, "link": explorer_link(withdrawal)} for withdrawal in page]
+    rows = [
+        {"withdrawal": withdrawal, "link": explorer_link(withdrawal), "hold": hold_reasons(withdrawal)}
+        for withdrawal in page
+    ]
     context = {"company": company, "nav": "withdrawals", "filters": filters, "page": page, "rows": rows}
     return render(request, "dashboard/withdrawal_list.html", context)
 
@@ -82,18 +94,27 @@ def _assets_context(company: Company) -> list[dict[str, Any]]:
     ]
 
 
+def _to_confirmation(token: str) -> HttpResponse:
+    response = redirect("dashboard:withdrawal_confirm", token=token)
+    response.status_code = 303  # the confirmation page is a GET: a reload never posts the form again
+    return response
+
+
 @require_http_methods(["GET", "POST"])
 @merchant_view
 def withdrawal_new(request: HttpRequest, company: Company) -> HttpResponse:
+    """The form checks the withdrawal as sending would (rules, limits, balance); nothing is held until the
+    merchant confirms it on the next page."""
     form = WithdrawalForm(request.POST or None, initial={"asset": request.GET.get("asset", "")})
     if request.method == "POST" and form.is_valid() and "item" in form.cleaned_data:
+        item = form.cleaned_data["item"]
         try:
-            withdrawal = withdrawal_request(company=company, items=[form.cleaned_data["item"]])[0]
+            payout_draft_check(company=company, items=[item])
         except ValidationFailed as exc:
             add_field_errors(form, item_field_errors(exc.errors, "items[0]"), {})
         else:
-            messages.success(request, f"Withdrawal {withdrawal.uid} accepted: it is broadcast in a moment.")
-            return redirect("dashboard:withdrawal_detail", uid=withdrawal.uid)
+            draft = payout_draft_create(company=company, kind=Kind.SINGLE, items=[item])
+            return _to_confirmation(draft.token)
     context = {"company": company, "nav": "withdrawals", "form": form, "assets": _assets_context(company)}
     return render(request, "dashboard/withdrawal_new.html", context)
 
@@ -115,6 +136,10 @@ def withdrawal_detail(request: HttpRequest, company: Company, uid: str) -> HttpR
         "withdrawal": withdrawal,
         "link": explorer_link(withdrawal),
         "events": list(events),
+        "hold": hold_reasons(withdrawal),
+        "approve_form": ApproveForm(),
+        "cancel_form": SecretForm(),
+        "fresh": is_fresh(request),
     }
     return render(request, "dashboard/withdrawal_detail.html", context)
 
@@ -140,7 +165,7 @@ def _bulk_page(
 @require_http_methods(["GET", "POST"])
 @merchant_view
 def withdrawal_bulk(request: HttpRequest, company: Company) -> HttpResponse:
-    """Upload -> preview (every line checked, nothing held) -> send (withdrawal_request, all-or-nothing)."""
+    """Upload -> preview (every line checked) -> confirmation page (withdrawals.dashboard.confirm) -> sent."""
     if request.method != "POST":
         return _bulk_page(request, company)
     if request.POST.get("action") != "send":
@@ -155,20 +180,21 @@ def withdrawal_bulk(request: HttpRequest, company: Company) -> HttpResponse:
     skip_invalid = request.POST.get("skip_invalid") == "1"
     if preview.error or not preview.valid or (preview.invalid and not skip_invalid):
         return _bulk_page(request, company, preview=preview, text=text)
+    items = [line.item for line in preview.valid]
     try:
-        withdrawals = withdrawal_request(company=company, items=[line.item for line in preview.valid])
+        payout_draft_check(company=company, items=items)
     except ValidationFailed as exc:
         bulk.apply_errors(preview, exc.errors)  # nothing was held or sent
         return _bulk_page(request, company, preview=preview, text=text)
-    skipped = len(preview.invalid)
-    first, last = withdrawals[0].uid, withdrawals[-1].uid
-    messages.success(
-        request,
-        f"{len(withdrawals)} withdrawal{'s' if len(withdrawals) != 1 else ''} accepted "
-        f"({first}{' … ' + last if last != first else ''})"
-        + (f"; {skipped} invalid line{'s' if skipped != 1 else ''} left out." if skipped else "."),
+    draft = payout_draft_create(company=company, kind=Kind.BULK, items=items, skipped=len(preview.invalid))
+    return _to_confirmation(draft.token)
+
+
+def _rules_detail(changes: dict[str, RuleInput]) -> str:
+    return "; ".join(
+        f"{code} {'on' if rule.is_enabled else 'off'}, {number_text(rule.amount)}, {rule.address or '-'}"
+        for code, rule in sorted(changes.items())
     )
-    return redirect("dashboard:withdrawal_list")
 
 
 @require_http_methods(["GET", "POST"])
@@ -186,16 +212,25 @@ def withdrawal_rules(request: HttpRequest, company: Company) -> HttpResponse:
             messages.info(request, "Nothing changed.")
             return redirect("dashboard:withdrawal_rules")
         try:
-            auto_withdrawal_rules_set(company=company, rules=changes)
+            auto_withdrawal_rules_check(changes)  # the errors first, then the step-up
+            if stepped_up(request, form):
+                with transaction.atomic():
+                    auto_withdrawal_rules_set(company=company, rules=changes)
+                    audit_record(
+                        request,
+                        company=company,
+                        action="auto_withdrawal.change",
+                        detail=_rules_detail(changes),
+                    )
+                messages.success(request, "Auto-withdrawal rules saved.")
+                return redirect("dashboard:withdrawal_rules")
         except ValidationFailed as exc:
             form.apply_errors(exc.errors)
-        else:
-            messages.success(request, "Auto-withdrawal rules saved.")
-            return redirect("dashboard:withdrawal_rules")
     context = {
         "company": company,
         "nav": "withdrawals",
         "form": form,
         "sweep_seconds": int(settings.AUTO_WITHDRAWAL_SWEEP_SECONDS),
+        "fresh": is_fresh(request),
     }
     return render(request, "dashboard/withdrawal_rules.html", context)

@@ -1,16 +1,21 @@
-"""Sign up, log in (throttled) and the password confirmation."""
+"""Sign up, log in (throttled: dashboard and admin), the password confirmation, password reset."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django import forms
+from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.forms import AuthenticationForm, PasswordResetForm
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 
-from payments.dashboard import throttle
+from payments import throttle
+
+# The scopes whose per-account counters a password reset clears: the password and the authenticator code
+# of the log-in (security/login.py counts wrong codes under "login-2fa").
+LOGIN_SCOPES = ("login", "login-2fa")
 
 
 class SignupForm(forms.Form):
@@ -46,10 +51,19 @@ class SignupForm(forms.Form):
         return data
 
 
-class LoginForm(AuthenticationForm):
-    """Django's login form; refuses a (username, IP) pair after repeated failures (dashboard.throttle)."""
+class SignupConfirmForm(forms.Form):
+    password = forms.CharField(
+        label="The password you chose",
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+    )
 
-    THROTTLE_SCOPE = "login"
+
+class LoginForm(AuthenticationForm):
+    """Django's login form, refused while any of the attempt's failure counters is full (payments.throttle):
+    its (username, IP) pair, the account from any address, or the address over any accounts."""
+
+    THROTTLE_SCOPE = LOGIN_SCOPES[0]
     error_messages = {
         **AuthenticationForm.error_messages,
         "invalid_login": "Please enter a correct e-mail and password.",
@@ -67,6 +81,7 @@ class LoginForm(AuthenticationForm):
         username = self.cleaned_data.get("username") or ""
         ip = throttle.client_ip(self.request) if self.request else ""
         if username and throttle.is_locked(self.THROTTLE_SCOPE, username, ip):
+            # Before the password is checked: a locked attempt learns nothing, right password or not.
             self.is_throttled = True
             minutes = max(1, throttle.window_seconds() // 60)
             raise ValidationError(
@@ -76,12 +91,52 @@ class LoginForm(AuthenticationForm):
             )
         try:
             cleaned = super().clean()
+            self.check_second_factor()
         except ValidationError:
             if username:
                 throttle.record_failure(self.THROTTLE_SCOPE, username, ip)
             raise
         throttle.clear(self.THROTTLE_SCOPE, username, ip)
         return cleaned
+
+    def check_second_factor(self) -> None:
+        """Nothing here: the dashboard asks for the authenticator code on a page of its own after this
+        form (security/login.py)."""
+
+
+class AdminLoginForm(LoginForm, AdminAuthenticationForm):
+    """The Django admin's log-in: staff only, the dashboard's counters (the same scope, so a guess counts
+    against one budget wherever it is made), and the authenticator code of a user who has one."""
+
+    error_messages = {
+        **AdminAuthenticationForm.error_messages,
+        # One answer for a wrong name, password or code, and for a right password of a non-staff account.
+        "invalid_login": "Please enter a correct username and password, and your authenticator code if "
+        "you use one, for a staff account.",
+    }
+    code = forms.CharField(
+        label="Authenticator code",
+        required=False,
+        max_length=16,
+        strip=True,
+        help_text="Only if your account has an authenticator app.",
+        widget=forms.TextInput(attrs={"autocomplete": "one-time-code", "inputmode": "numeric"}),
+    )
+
+    def __init__(self, request: HttpRequest | None = None, *args: Any, **kwargs: Any) -> None:
+        super().__init__(request, *args, **kwargs)
+        self.fields["username"].label = "Username"
+
+    def clean_username(self) -> str:
+        # Staff usernames are not e-mails and may have capitals: authenticate with what was typed.
+        return str(self.cleaned_data.get("username", "")).strip()
+
+    def check_second_factor(self) -> None:
+        from security.totp import has_totp, verify
+
+        user = self.get_user()
+        if user is not None and has_totp(user) and not verify(user, self.cleaned_data.get("code") or ""):
+            raise ValidationError(self.error_messages["invalid_login"], code="invalid_login")
 
 
 class PasswordConfirmForm(forms.Form):
@@ -91,7 +146,10 @@ class PasswordConfirmForm(forms.Form):
 class MerchantPasswordResetForm(PasswordResetForm):
     """Django's reset form, also for merchants created without a password (`create_merchant` without
     --password: "no login until a reset"). Django leaves out users without a usable password, because
-    elsewhere they may log in through another system; a merchant's only way in is this password."""
+    elsewhere they may log in through another system; a merchant's only way in is this password.
+
+    At most DASHBOARD_MAIL_ADDRESS_LIMIT account mails go to one address per window, whether or not it has
+    an account; past that nothing is sent and the page says what it always says."""
 
     def get_users(self, email: str) -> Any:
         from payments.models import Company
@@ -103,3 +161,7 @@ class MerchantPasswordResetForm(PasswordResetForm):
             for user in users
             if (user.has_usable_password() or user.pk in merchants) and user.email.lower() == email.lower()
         )
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if throttle.mail_allowed(self.cleaned_data["email"]):
+            super().save(*args, **kwargs)

@@ -37,3 +37,11 @@ class StaticAddressForm(forms.Form):
             "network": network,
         }
         return data
+
+
+class StaticMatchingForm(forms.Form):
+    """The static-address page's switch: reuse a user's address found by e-mail, or only by user id."""
+
+    match_email = forms.TypedChoiceField(
+        choices=[("on", "on"), ("off", "off")], coerce=lambda value: value == "on", empty_value=None
+    )

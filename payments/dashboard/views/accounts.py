@@ -1,46 +1,21 @@
-"""Sign up, log in (throttled), log out; password reset is Django's own views (see urls.py)."""
+"""Log in (throttled), log out, and the welcome page after sign-up (views/registration.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth import login
 from django.contrib.auth.views import LoginView
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_http_methods
 
-from payments.dashboard.forms.accounts import LoginForm, SignupForm
-from payments.dashboard.forms.base import add_field_errors
-from payments.dashboard.views.common import merchant_view, pop_once, show_once
-from payments.errors import ValidationFailed
+from payments.dashboard.forms.accounts import LoginForm
+from payments.dashboard.views.common import merchant_view, pop_once
 from payments.models import Company
-from payments.services import merchant_create
+from security import login as pending_login
+from security.audit import audit_user
+from security.totp import has_totp
 
 NEW_TOKEN = "public_token"  # noqa: S105 - a session key name, not a secret
-
-
-@never_cache
-@require_http_methods(["GET", "POST"])
-def signup(request: HttpRequest) -> HttpResponse:
-    if request.user.is_authenticated:
-        return redirect("dashboard:overview")
-    form = SignupForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        try:
-            credentials = merchant_create(
-                name=form.cleaned_data["name"],
-                email=form.cleaned_data["email"],
-                password=form.cleaned_data["password1"],
-            )
-        except ValidationFailed as exc:
-            add_field_errors(form, exc.errors, {})
-        else:
-            login(request, credentials.company.owner, backend="django.contrib.auth.backends.ModelBackend")
-            show_once(request, NEW_TOKEN, credentials.public_token)
-            return redirect("dashboard:welcome")
-    return render(request, "dashboard/signup.html", {"form": form})
 
 
 @merchant_view
@@ -57,8 +32,22 @@ class DashboardLoginView(LoginView):
     authentication_form = LoginForm
     redirect_authenticated_user = True
 
+    def form_valid(self, form: Any) -> HttpResponse:
+        """The right password logs in, unless the user has an authenticator: then the code page asks for
+        a code first and the session stays logged out until it comes (security.login)."""
+        user = form.get_user()
+        if has_totp(user):
+            pending_login.pending_start(self.request, user, next_url=self.get_success_url())
+            return redirect("dashboard:login_code")
+        response = super().form_valid(form)
+        audit_user(self.request, user, "login.success", "with password")
+        return response
+
     def form_invalid(self, form: Any) -> HttpResponse:
         response = super().form_invalid(form)
         if getattr(form, "is_throttled", False):
             response.status_code = 429
+        else:  # refused attempts of a locked pair are not logged: a flood must not fill the log
+            username = str(form.cleaned_data.get("username") or "")
+            pending_login.login_failed(self.request, username, "wrong password")
         return response

@@ -5,15 +5,15 @@ from __future__ import annotations
 from dataclasses import asdict
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.contrib import messages
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from payments.dashboard import throttle
-from payments.dashboard.forms.accounts import PasswordConfirmForm
 from payments.dashboard.forms.base import add_field_errors
 from payments.dashboard.forms.settings import SigningSecretForm, WebhookUrlForm
 from payments.dashboard.views.accounts import NEW_TOKEN
@@ -27,11 +27,12 @@ from payments.services import (
     company_set_webhook_url,
     company_signing_secret,
 )
+from security.audit import audit_record
+from security.stepup import step_up_required
 from webhooks.probe import webhook_send_test
 
 NEW_SECRET = "signing_secret"  # noqa: S105 - a session key name, not a secret
 TEST_RESULT = "webhook_test"
-REVEAL_SCOPE = "reveal"
 
 
 # --- API & webhooks -------------------------------------------------------------------------------------
@@ -58,7 +59,6 @@ def _api_page(request: HttpRequest, company: Company, status: int = 200, **conte
         "new_secret": pop_once(request, NEW_SECRET),
         "test_result": pop_once(request, TEST_RESULT),
         "revealed_secret": None,
-        "reveal_form": PasswordConfirmForm(),
         "secret_form": SigningSecretForm(),
         "url_form": WebhookUrlForm(initial={"url": company.webhook_url}),
         "previous_secret_until": _overlap_until(company),
@@ -72,48 +72,56 @@ def api_settings(request: HttpRequest, company: Company) -> HttpResponse:
     return _api_page(request, company)
 
 
+# Each credential change needs a fresh step-up (security.stepup): a copied session cookie alone is not
+# enough. Each one done is audited in the same transaction.
+
+
 @require_POST
 @merchant_view
+@step_up_required
 def token_rotate(request: HttpRequest, company: Company) -> HttpResponse:
-    show_once(request, NEW_TOKEN, company_rotate_token(company_id=company.pk))
+    with transaction.atomic():
+        token = company_rotate_token(company_id=company.pk)
+        company.refresh_from_db(fields=["token_prefix"])
+        detail = f"new token {company.token_prefix}…"  # the prefix the page shows anyway, never the token
+        audit_record(request, company=company, action="token.rotate", detail=detail)
+    show_once(request, NEW_TOKEN, token)
     messages.success(request, "A new public token was issued. The old one no longer works.")
     return redirect("dashboard:api_settings")
 
 
 @require_POST
 @merchant_view
+@step_up_required
 def secret_reveal(request: HttpRequest, company: Company) -> HttpResponse:
-    """The current signing secret, after the owner's password; failures count like failed logins."""
-    form = PasswordConfirmForm(request.POST)
-    username, ip = request.user.get_username(), throttle.client_ip(request)
-    if throttle.is_locked(REVEAL_SCOPE, username, ip):
-        form.is_valid()
-        form.add_error("password", "Too many wrong passwords. Wait 15 minutes and try again.")
-        return _api_page(request, company, status=429, reveal_form=form)
-    if form.is_valid() and request.user.check_password(form.cleaned_data["password"]):
-        throttle.clear(REVEAL_SCOPE, username, ip)
-        return _api_page(request, company, revealed_secret=company_signing_secret(company))
-    if form.is_valid():
-        throttle.record_failure(REVEAL_SCOPE, username, ip)
-        form.add_error("password", "That is not your password.")
-    return _api_page(request, company, reveal_form=form)
+    """The current signing secret, after a fresh confirmation of the owner."""
+    secret = company_signing_secret(company)
+    audit_record(request, company=company, action="secret.reveal")
+    return _api_page(request, company, revealed_secret=secret)
 
 
 @require_POST
 @merchant_view
+@step_up_required
 def secret_rotate(request: HttpRequest, company: Company) -> HttpResponse:
-    show_once(request, NEW_SECRET, company_rotate_signing_secret(company_id=company.pk))
+    with transaction.atomic():
+        secret = company_rotate_signing_secret(company_id=company.pk)
+        audit_record(request, company=company, action="secret.rotate")
+    show_once(request, NEW_SECRET, secret)
     messages.success(request, "A new signing secret was generated. " + _OVERLAP_NOTE)
     return redirect("dashboard:api_settings")
 
 
 @require_POST
 @merchant_view
+@step_up_required
 def secret_set(request: HttpRequest, company: Company) -> HttpResponse:
     form = SigningSecretForm(request.POST)
     if form.is_valid():
         try:
-            company_set_signing_secret(company_id=company.pk, secret=form.cleaned_data["secret"])
+            with transaction.atomic():
+                company_set_signing_secret(company_id=company.pk, secret=form.cleaned_data["secret"])
+                audit_record(request, company=company, action="secret.set", detail="chosen by the merchant")
         except ValidationFailed as exc:
             add_field_errors(form, exc.errors, {})
         else:
@@ -122,14 +130,22 @@ def secret_set(request: HttpRequest, company: Company) -> HttpResponse:
     return _api_page(request, company, secret_form=form)
 
 
+def _url_detail(url: str) -> str:
+    """The host only: a webhook URL may carry a token in its path or query, the log must not."""
+    return f"to a URL on {urlsplit(url).hostname or '?'}" if url else "cleared"
+
+
 @require_POST
 @merchant_view
+@step_up_required
 def webhook_url_set(request: HttpRequest, company: Company) -> HttpResponse:
     form = WebhookUrlForm(request.POST)
     if not form.is_valid():
         return _api_page(request, company, url_form=form)
     url = form.cleaned_data["url"]
-    company_set_webhook_url(company_id=company.pk, url=url)
+    with transaction.atomic():
+        company_set_webhook_url(company_id=company.pk, url=url)
+        audit_record(request, company=company, action="webhook_url.set", detail=_url_detail(url))
     messages.success(
         request, "Webhook URL saved." if url else "Webhook URL cleared: no webhooks will be sent."
     )

@@ -1,0 +1,126 @@
+"""Security pages: overview, authenticator enrolment and removal, recovery codes, audit log."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import messages
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from payments.dashboard.views.common import merchant_view, paginate, pop_once, show_once
+from payments.models import Company
+from security import recovery, totp
+from security.audit import audit_record
+from security.dashboard.forms import TotpConfirmForm
+from security.dashboard.qr import qr_svg
+from security.selectors import action_label, audit_event_list_for_company
+from security.stepup import step_up_required
+
+NEW_CODES = "recovery_codes"
+NAV = "security"
+
+
+@merchant_view
+def overview(request: HttpRequest, company: Company) -> HttpResponse:
+    user = request.user
+    enabled = totp.has_totp(user)
+    context = {
+        "company": company,
+        "nav": NAV,
+        "totp_enabled": enabled,
+        "codes_left": recovery.recovery_codes_left(user=user) if enabled else 0,
+        "require_2fa": settings.DASHBOARD_REQUIRE_2FA,
+        "step_up_minutes": max(1, int(settings.DASHBOARD_STEP_UP_SECONDS) // 60),
+        "idle_minutes": max(1, int(settings.DASHBOARD_IDLE_TIMEOUT_SECONDS) // 60),
+    }
+    return render(request, "dashboard/security_overview.html", context)
+
+
+@require_http_methods(["GET", "POST"])
+@merchant_view
+@step_up_required
+def totp_enrol(request: HttpRequest, company: Company) -> HttpResponse:
+    """Scan the QR code (or type the secret), then prove it with a code: only then is it active."""
+    user = request.user
+    try:
+        device = totp.totp_enrol_start(user=user)
+    except totp.AlreadyEnrolled:
+        messages.info(request, "Two-factor authentication is already on.")
+        return redirect("dashboard:security")
+    form = TotpConfirmForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        with transaction.atomic():
+            confirmed = totp.totp_enrol_confirm(user=user, code=form.cleaned_data["code"])
+            if confirmed:
+                codes = recovery.recovery_codes_generate(user=user)
+                audit_record(request, company=company, action="2fa.enable", detail="authenticator app")
+        if confirmed:
+            show_once(request, NEW_CODES, codes)
+            messages.success(request, "Two-factor authentication is on.")
+            return redirect("dashboard:recovery_codes")
+        form.add_error("code", "That code does not match. Check the time on your phone and try the next one.")
+    secret = totp.device_secret(device)
+    uri = totp.provisioning_uri(device, user.get_username())
+    context = {
+        "company": company,
+        "nav": NAV,
+        "form": form,
+        "secret": secret,
+        "secret_groups": " ".join(secret[i : i + 4] for i in range(0, len(secret), 4)),
+        "qr_svg": qr_svg(uri, title="QR code for your authenticator app"),
+        "require_2fa": settings.DASHBOARD_REQUIRE_2FA,
+    }
+    return render(request, "dashboard/security_enrol.html", context, status=400 if form.errors else 200)
+
+
+@merchant_view
+def recovery_codes(request: HttpRequest, company: Company) -> HttpResponse:
+    """The new recovery codes, once: a reload finds nothing and goes back to the overview."""
+    codes = pop_once(request, NEW_CODES)
+    if not codes:
+        return redirect("dashboard:security")
+    return render(
+        request, "dashboard/security_recovery_codes.html", {"company": company, "nav": NAV, "codes": codes}
+    )
+
+
+@require_POST
+@merchant_view
+@step_up_required
+def recovery_codes_regenerate(request: HttpRequest, company: Company) -> HttpResponse:
+    if not totp.has_totp(request.user):
+        return redirect("dashboard:security")
+    with transaction.atomic():
+        codes = recovery.recovery_codes_generate(user=request.user)
+        audit_record(request, company=company, action="recovery_codes.regenerate")
+    show_once(request, NEW_CODES, codes)
+    messages.success(request, "New recovery codes were made. The previous ones no longer work.")
+    return redirect("dashboard:recovery_codes")
+
+
+@require_POST
+@merchant_view
+@step_up_required
+def totp_disable(request: HttpRequest, company: Company) -> HttpResponse:
+    if settings.DASHBOARD_REQUIRE_2FA:
+        messages.error(
+            request, "Two-factor authentication is required on this server: it cannot be turned off."
+        )
+        return redirect("dashboard:security")
+    with transaction.atomic():
+        removed = totp.totp_disable(user=request.user)
+        if removed:
+            audit_record(request, company=company, action="2fa.disable")
+    if removed:
+        messages.success(request, "Two-factor authentication is off. Your recovery codes no longer work.")
+    return redirect("dashboard:security")
+
+
+@merchant_view
+def audit_log(request: HttpRequest, company: Company) -> HttpResponse:
+    page = paginate(request, audit_event_list_for_company(company=company))
+    rows = [(event, action_label(event.action)) for event in page.object_list]
+    context = {"company": company, "nav": NAV, "page": page, "rows": rows}
+    return render(request, "dashboard/security_audit.html", context)

@@ -1,0 +1,59 @@
+"""What the merchant does with a withdrawal the payout policy holds (withdrawals.policy): approve it, or
+cancel it.
+
+Approving records `approved_at` (the withdrawal stays processing, as every state before done or rejected)
+and wakes the planner; it is sent once its cool-down, if any, is over too. Cancelling is the ordinary
+reject transition (withdrawals.services.withdrawal_reject): the hold returns to the available balance and
+the rejected webhook goes out. Only a withdrawal that is still held can be cancelled: once released, the
+planner may be sending it. The second factor (an authenticator code to approve, a step-up to cancel) is the
+dashboard's to ask for; these functions trust their caller with it.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from chains.models import ChainTxStatus
+from config.wakeup import wake_on_commit
+from payments.errors import InvalidState, NotFound
+from payments.models import Company
+from withdrawals.models import Withdrawal, WithdrawalTx
+from withdrawals.policy import APPROVAL, hold_reasons, policy_now
+from withdrawals.services import PLAN_TASK, withdrawal_reject
+
+CANCEL_REASON = "Cancelled by the merchant while it was held."
+
+
+def _locked_for(company: Company, uid: str) -> Withdrawal:
+    withdrawal = Withdrawal.objects.select_for_update().filter(company=company, uid=uid).first()
+    if withdrawal is None:
+        raise NotFound("No such withdrawal.")  # another merchant's too
+    return withdrawal
+
+
+@transaction.atomic
+def withdrawal_approve(*, company: Company, uid: str) -> Withdrawal:
+    """A held withdrawal waiting for an approval gets it; returns early when it was approved already."""
+    withdrawal = _locked_for(company, uid)
+    if withdrawal.approved_at is not None:
+        return withdrawal
+    if APPROVAL not in hold_reasons(withdrawal):
+        raise InvalidState("This withdrawal does not wait for an approval.")
+    withdrawal.approved_at = policy_now()
+    withdrawal.save(update_fields=["approved_at", "updated_at"])
+    wake_on_commit(PLAN_TASK, withdrawal.code)
+    return withdrawal
+
+
+@transaction.atomic
+def withdrawal_cancel(*, company: Company, uid: str) -> Withdrawal:
+    """processing (held) -> rejected, by the merchant; returns early when it was rejected already."""
+    withdrawal = _locked_for(company, uid)
+    if withdrawal.status == Withdrawal.Status.REJECTED and withdrawal.reject_reason == CANCEL_REASON:
+        return withdrawal
+    live = WithdrawalTx.objects.filter(
+        withdrawal=withdrawal, chain_tx__status__in=[ChainTxStatus.SIGNED, ChainTxStatus.BROADCAST]
+    )
+    if not hold_reasons(withdrawal) or live.exists():
+        raise InvalidState("Only a withdrawal that is still held can be cancelled.")
+    return withdrawal_reject(uid=withdrawal.uid, reason=CANCEL_REASON)
