@@ -52,7 +52,7 @@ class DraftLine:
 
 
 @dataclass
-class DraftTotal:
+class CodeTotal:
     """Per code: what the items hold (amounts plus one network fee each) beside what is available."""
 
     code: str
@@ -74,7 +74,7 @@ class DraftTotal:
 @dataclass
 class DraftSummary:
     lines: list[DraftLine] = field(default_factory=list)
-    totals: list[DraftTotal] = field(default_factory=list)
+    totals: list[CodeTotal] = field(default_factory=list)
     errors: list[FieldError] = field(default_factory=list)  # what sending would refuse now
 
     @property
@@ -82,12 +82,12 @@ class DraftSummary:
         return sum(1 for line in self.lines if line.hold is not None)
 
 
-def _totals(company: Company, items: Sequence[CheckedItem]) -> list[DraftTotal]:
+def code_totals(company: Company, items: Sequence[CheckedItem]) -> list[CodeTotal]:
     available = {row["code"]: row["available"] for row in balance_list_for_company(company=company)}
-    totals: dict[str, DraftTotal] = {}
+    totals: dict[str, CodeTotal] = {}
     with localcontext(MONEY_CONTEXT):
         for item in items:
-            total = totals.setdefault(item.code, DraftTotal(item.code, available=available[item.code]))
+            total = totals.setdefault(item.code, CodeTotal(item.code, available=available[item.code]))
             total.count += 1
             total.amount += item.amount
             total.fees += item.fee
@@ -95,7 +95,7 @@ def _totals(company: Company, items: Sequence[CheckedItem]) -> list[DraftTotal]:
 
 
 def _balance_errors(
-    totals: Sequence[DraftTotal], items: Sequence[CheckedItem], field: Callable[[int], str]
+    totals: Sequence[CodeTotal], items: Sequence[CheckedItem], field: Callable[[int], str]
 ) -> list[FieldError]:
     short = [Shortfall(t.code, t.available, t.total) for t in totals if t.is_short]
     return insufficient_errors(InsufficientBalance(shortfalls=short), items, field).errors if short else []
@@ -109,7 +109,7 @@ def payout_draft_check(*, company: Company, items: Sequence[WithdrawalItem]) -> 
     limit_errors, _ = payout_policy_preview(company=company, items=checked, field=_item_field)
     if limit_errors:
         raise LimitExceeded(limit_errors)
-    errors = _balance_errors(_totals(company, checked), checked, _item_field)
+    errors = _balance_errors(code_totals(company, checked), checked, _item_field)
     if errors:
         raise ValidationFailed(errors)
     return checked
@@ -123,7 +123,7 @@ def payout_draft_summary(*, company: Company, draft: PayoutDraft) -> DraftSummar
     except ValidationFailed as exc:  # an asset switched off since the draft was made, say
         return DraftSummary(errors=exc.errors)
     errors, holds = payout_policy_preview(company=company, items=checked, field=_item_field)
-    totals = _totals(company, checked)
+    totals = code_totals(company, checked)
     errors += _balance_errors(totals, checked, _item_field)
     lines = [DraftLine(item, hold) for item, hold in zip(checked, holds, strict=True)]
     return DraftSummary(lines=lines, totals=totals, errors=errors)

@@ -12,14 +12,13 @@ import csv
 import io
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from decimal import Decimal, localcontext
 
 from django.conf import settings
 
 from payments.errors import FieldError
 from payments.models import Company
-from payments.money import MONEY_CONTEXT, InvalidAmount, amount_input, number_text
-from payments.selectors import balance_list_for_company
+from payments.money import InvalidAmount, amount_input, number_text
+from withdrawals.drafts import CodeTotal, code_totals
 from withdrawals.models import Withdrawal
 from withdrawals.rules import CheckedItem, WithdrawalItem, check_item
 
@@ -47,24 +46,6 @@ class Line:
 
 
 @dataclass
-class CodeTotal:
-    code: str
-    count: int
-    amount: Decimal
-    fees: Decimal
-    available: Decimal
-
-    @property
-    def total(self) -> Decimal:
-        with localcontext(MONEY_CONTEXT):
-            return self.amount + self.fees
-
-    @property
-    def is_short(self) -> bool:
-        return self.total > self.available
-
-
-@dataclass
 class Preview:
     lines: list[Line]
     error: str = ""  # about the whole file
@@ -79,17 +60,7 @@ class Preview:
 
     def totals(self, company: Company) -> list[CodeTotal]:
         """Per code: what the valid lines would hold (amounts plus one fee each) beside what is available."""
-        available = {row["code"]: row["available"] for row in balance_list_for_company(company=company)}
-        totals: dict[str, CodeTotal] = {}
-        with localcontext(MONEY_CONTEXT):
-            for line in self.valid:
-                assert line.checked is not None
-                code = line.checked.code
-                total = totals.setdefault(code, CodeTotal(code, 0, Decimal(0), Decimal(0), available[code]))
-                total.count += 1
-                total.amount += line.checked.amount
-                total.fees += line.checked.fee
-        return list(totals.values())
+        return code_totals(company, [line.checked for line in self.valid if line.checked is not None])
 
 
 def _rows(text: str) -> Iterable[tuple[int, list[str]]]:
