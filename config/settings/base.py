@@ -412,6 +412,7 @@ CELERY_BEAT_SCHEDULE["idempotency-keys-purge"] = {
 
 # --- Dashboard (payments/dashboard/) ----------------------------------------------------------------------
 from .accounts import *  # noqa: E402, F403  (log-in, sign-up, mail budgets, admin, 2FA, step-up, idle log-out)
+from .operations import *  # noqa: E402, F403  (metrics, alerts and their channels, logs, readiness)
 
 # `{% load dashboard %}`: the dashboard's template filters (payments/dashboard is not an app of its own).
 _template_options = TEMPLATES[0]["OPTIONS"]
