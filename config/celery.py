@@ -7,6 +7,8 @@ from typing import Any
 from celery import Celery
 from celery.signals import (
     beat_init,
+    before_task_publish,
+    setup_logging,
     task_postrun,
     task_prerun,
     worker_init,
@@ -14,11 +16,22 @@ from celery.signals import (
     worker_ready,
 )
 
+from config import request_id
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
 
 app = Celery("kassa", task_cls="config.celery_task:KassaTask")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@app.on_after_configure.connect
+def add_operations_schedule(sender: Celery, **kwargs: Any) -> None:
+    """The beat entries of config/settings/operations.py (OPERATIONS_BEAT_SCHEDULE), added to base's."""
+    from django.conf import settings
+
+    sender.conf.beat_schedule.update(getattr(settings, "OPERATIONS_BEAT_SCHEDULE", {}))
+
 
 logger = logging.getLogger("kassa.startup")
 
@@ -66,3 +79,39 @@ def close_old_database_connections(sender: Any = None, **kwargs: Any) -> None:
     if getattr(getattr(sender, "request", None), "is_eager", False):
         return
     close_old_connections()
+
+
+@setup_logging.connect
+def use_django_logging(**kwargs: Any) -> None:
+    """Worker and beat log as the web does (Django's LOGGING: JSON in production, config/logs.py): with a
+    receiver here Celery configures no logging of its own, and worker_hijack_root_logger is off too."""
+    from logging.config import dictConfig
+
+    from django.conf import settings
+
+    dictConfig(settings.LOGGING)
+
+
+@before_task_publish.connect
+def carry_request_id(headers: dict[str, Any] | None = None, **kwargs: Any) -> None:
+    request_id.add_to_message(headers)
+
+
+_task_ids: dict[str, Any] = {}  # task id -> the token that restores the id the task found
+
+
+@task_prerun.connect
+def take_request_id(sender: Any = None, task_id: str | None = None, **kwargs: Any) -> None:
+    """The task's log lines carry the id of the request that caused it, else the task's own id. A task run
+    eagerly inside a request keeps the request's."""
+    task_request = getattr(sender, "request", None)
+    if getattr(task_request, "is_eager", False) or not task_id:
+        return
+    _task_ids[task_id] = request_id.set_request_id(request_id.id_of_task(task_request))
+
+
+@task_postrun.connect
+def drop_request_id(task_id: str | None = None, **kwargs: Any) -> None:
+    token = _task_ids.pop(task_id or "", None)
+    if token is not None:
+        request_id.reset_request_id(token)

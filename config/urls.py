@@ -6,7 +6,9 @@ from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from alerts.dashboard import urls as alert_pages
 from chains.dashboard import urls as sandbox_pages
+from config.metrics import views as metrics_views
 from invoices.dashboard import urls as invoice_pages
 from payments import views as core_views
 from payments.api.renderers import KassaJSONRenderer
@@ -66,10 +68,13 @@ dashboard_patterns: list[URLPattern | URLResolver] = [
     *webhook_pages.urlpatterns,
     *sandbox_pages.urlpatterns,
     *security_pages.urlpatterns,
+    *alert_pages.urlpatterns,
 ]
 
 urlpatterns = [
     path("healthz", core_views.healthz, name="healthz"),
+    path("metrics", metrics_views.metrics, name="metrics"),  # Prometheus, behind METRICS_TOKEN
+    path("readyz", core_views.readyz, name="readyz"),
     path("sandbox/tx/<str:txid>", core_views.sandbox_transaction, name="sandbox-tx"),
     path("api/", include(api_patterns)),
     *admin_urls(),  # /admin/ only with ADMIN_ENABLED, its log-in throttled (payments/dashboard)

@@ -21,6 +21,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from chains.addresses import InvalidAddress, validate_address
+from config import metrics
 from invoices.expiry import close_unpaid, overdue_invoice_ids
 from invoices.models import Invoice, InvoiceItem, UnderpaymentLimit
 from invoices.rules import (
@@ -161,6 +162,7 @@ def invoice_create(
     ]
     events = webhook_event_rows([_event(invoice)])
     insert_together([invoice], created, events)
+    metrics.invoice_created()
     webhook_enqueue(events)
     # `invoice.items.all()` answers with what was just written, in position order, as a prefetch would:
     # the API's answer to the create needs no second read of it.

@@ -23,6 +23,7 @@ from django.utils import timezone
 from alerts.services import alert_raise
 from chains.addresses import route_key
 from chains.base import DROPPED, FAILED, FROZEN, ChainTransfer, TransferKey
+from config import metrics
 from payments.assets import get_asset
 from payments.bulkinsert import bulk_insert
 from payments.models import Company, Deposit, DepositAddress, QuarantinedTransfer
@@ -118,6 +119,7 @@ def _advance(deposit: Deposit, transfer: ChainTransfer) -> None:
         deposit.status = Deposit.Status.CONFIRMED
         deposit.confirmed_at = timezone.now()
         deposit.save(update_fields=[*fields, "status", "confirmed_at"])
+        metrics.deposits_confirmed(deposit.code)
         if handler:
             handler.on_confirmed(deposit)
     else:
@@ -151,6 +153,7 @@ def _record_new(transfer: ChainTransfer, key: dict[str, object]) -> Deposit | No
             deposit.save(force_insert=True)
     except IntegrityError:
         return None
+    metrics.deposits_seen(deposit.code)
     handler = _handler_for(deposit)
     if handler:
         handler.on_seen(deposit)
@@ -251,10 +254,12 @@ def _record_many(code: str, transfers: list[ChainTransfer]) -> None:
             reached.append(deposit)
     # A concurrent scanner's insert of one of them raises IntegrityError: the batch is retried one by one.
     bulk_insert(deposits)
+    metrics.deposits_seen(code, len(deposits))
     _notify(deposits, "on_seen")
     for deposit, transfer in failed:
         _advance(deposit, transfer)
     _notify(reached, "on_confirmed")
+    metrics.deposits_confirmed(code, len(reached))
 
 
 def _notify(deposits: list[Deposit], event: str) -> None:

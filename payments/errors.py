@@ -18,6 +18,8 @@ from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions as drf
 from rest_framework.response import Response
 
+from config.request_id import current_request_id
+
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 
 # Codes that name a business rule; a 400 whose field errors all share one of these carries it as the
@@ -171,6 +173,9 @@ def problem_body(
     if errors:
         body["errors"] = [error.as_dict() for error in errors]
     body.update(extra)
+    request_id = current_request_id()
+    if request_id:  # the X-Request-ID of the response: what a merchant quotes to support
+        body["requestId"] = request_id
     return body
 
 

@@ -43,6 +43,7 @@ PROBLEM_SCHEMA = {
                 "required": ["field", "code", "message"],
             },
         },
+        "requestId": {"type": "string", "description": "This request's id, as in the X-Request-ID header."},
     },
     "required": ["type", "title", "status", "code", "detail"],
 }

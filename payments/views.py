@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from django.db import InterfaceError, OperationalError, connection
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -19,6 +21,27 @@ def healthz(request: HttpRequest) -> JsonResponse:
     return JsonResponse(
         {"status": "ok" if healthy else "unavailable", **checks}, status=200 if healthy else 503
     )
+
+
+def readyz(request: HttpRequest) -> JsonResponse:
+    """Readiness: the database, the broker and every real chain node answer (the sandbox is ready with the
+    database); 200, or 503 with `failed` naming each part that does not. /healthz stays the liveness probe."""
+    from chains.readiness import nodes_ready
+
+    # The nodes are asked while the database and the broker are: the probe answers within ~2-3 s.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        nodes = pool.submit(nodes_ready)
+        checks: dict[str, Any] = {"database": _check_database(), "broker": _check_broker()}
+        try:
+            checks["nodes"] = nodes.result()
+        except Exception as exc:  # a configuration that cannot be read: not ready, never a 500
+            checks["nodes"] = {"*": f"error: {exc.__class__.__name__}"}
+    failed = [name for name in ("database", "broker") if checks[name] != "ok"]
+    failed += [f"nodes.{code}" for code, answer in checks["nodes"].items() if answer != "ok"]
+    body = {"status": "unavailable" if failed else "ok", **checks}
+    if failed:
+        body["failed"] = failed
+    return JsonResponse(body, status=503 if failed else 200)
 
 
 def _check_database() -> str:

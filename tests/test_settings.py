@@ -71,7 +71,7 @@ def test_readme_production_commands_rely_on_the_default_settings_module():
     commands = [line for line in lines if line.startswith(".venv/bin/")]
 
     assert [c.split()[0:3] for c in commands if "manage.py" not in c] == [
-        [".venv/bin/gunicorn", "config.wsgi", "--bind"],
+        [".venv/bin/gunicorn", "-c", "python:config.gunicorn"],
         [".venv/bin/celery", "-A", "config"],
         [".venv/bin/celery", "-A", "config"],
         [".venv/bin/celery", "-A", "config"],

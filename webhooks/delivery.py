@@ -26,6 +26,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from config import metrics
 from config.tasks import task
 from payments.models import Company
 from payments.rawread import ModelColumns
@@ -140,6 +141,7 @@ def webhook_deliver(
     url = event.company.webhook_url
     if not url:
         _finish_without_url(event.pk, event.lease_token)
+        metrics.webhook_attempt("skipped")
         return None
 
     body = event.body.encode()
@@ -277,6 +279,7 @@ def _record(event: WebhookEvent, url: str, headers: dict[str, str], result: Post
         raise WebhookEvent.DoesNotExist(f"webhook event {event.pk} was deleted while it was being delivered")
     attempt.pk, attempt.number, mine = rows[0]
     attempt._state.adding = False
+    metrics.webhook_attempt("delivered" if result.succeeded else "retry" if delay is not None else "failed")
     if mine and delay is None and not result.succeeded:
         logger.warning("webhook %s failed after %s attempts", event.pk, count)
     elif mine and delay is not None and delay <= settings.WEBHOOK_COUNTDOWN_MAX_SECONDS:

@@ -56,6 +56,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "config.request_id.RequestIdMiddleware",  # first: X-Request-ID on every response, the access-log line
+    "config.metrics.middleware.MetricsMiddleware",  # before the rest: counts and times every answer
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",  # Content-Security-Policy: see "Security headers" below
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -275,13 +277,7 @@ WEBHOOK_SECRET_OVERLAP_HOURS = env.int("WEBHOOK_SECRET_OVERLAP_HOURS", default=2
 # Per-code overrides of the asset registry, e.g. {"btc": {"min_withdrawal": "0.001"}} (payments/assets.py).
 ASSET_OVERRIDES = json.loads(env.str("ASSET_OVERRIDES", default="{}"))
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-}
+# LOGGING (LOG_FORMAT, LOG_LEVEL): config/settings/operations.py, built by config/logs.py.
 
 # --- Webhook delivery (docs/decisions.md) -----------------------------------------------------------------
 WEBHOOK_CONNECT_TIMEOUT_SECONDS = 5

@@ -7,8 +7,10 @@ SECRET_KEY, a missing or malformed FIELD_ENCRYPTION_KEY, or WEBHOOK_ALLOW_PRIVAT
 (payments/checks.py, chains/checks.py). `manage.py check --deploy` runs the same checks.
 """
 
+from config.logs import logging_config
+
 from .base import *  # noqa: F403
-from .base import env
+from .base import LOG_LEVEL, env
 
 DEBUG = False
 KASSA_STARTUP_CHECKS = True
@@ -19,7 +21,7 @@ SANDBOX_ENABLED = env.bool("SANDBOX_ENABLED", default=False)
 # Behind the TLS proxy: NUM_PROXIES must say how many proxies set X-Forwarded-For (0 is refused, kassa.E009).
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
-SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]  # the load balancer's probes speak plain http
 SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=60 * 60 * 24 * 365)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = True
 SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
@@ -29,3 +31,6 @@ if not SECURE_HSTS_PRELOAD:
 SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
 SECURE_CONTENT_TYPE_NOSNIFF = True
+# One JSON object per log line (config/logs.py); LOG_FORMAT=text for a person reading a terminal.
+LOG_FORMAT = env.str("LOG_FORMAT", default="json")
+LOGGING = logging_config(LOG_FORMAT, LOG_LEVEL)

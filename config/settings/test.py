@@ -39,3 +39,6 @@ RATES_FILE = VAR_DIR / "test-rates-never-written.json"
 EVM_SIGNER = "local"
 # No per-token budget unless a test turns it on (payments/tests/test_api_token_budget.py).
 API_TOKEN_RATE = ""
+# No alert channel unless a test sets one (alerts/tests): a developer's ALERT_* environment never mails.
+ALERT_EMAILS = []
+ALERT_WEBHOOK_URL = ""
