@@ -13,6 +13,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
+from alerts.models import Alert
 from alerts.selectors import RECENT_DAYS, alert_list_open, alert_list_recent
 from alerts.services import alert_acknowledge, alert_resolve_by_person
 from payments.errors import DomainError, NotFound
@@ -56,26 +57,25 @@ def alert_status(request: HttpRequest, company: Company | None) -> HttpResponse:
 @require_POST
 @staff_view
 def alert_acknowledge_view(request: HttpRequest, company: Company | None, alert_id: int) -> HttpResponse:
-    try:
-        alert = alert_acknowledge(alert_id=alert_id, by=_by(request))
-    except NotFound as exc:
-        raise Http404("No such alert.") from exc
-    except DomainError as exc:
-        messages.error(request, exc.detail)
-    else:
-        messages.success(request, f"Acknowledged {alert.kind} {alert.key}: raising it again tells nobody.")
-    return redirect("dashboard:alerts")
+    return _by_person(request, alert_id, alert_acknowledge, "Acknowledged {}: raising it again tells nobody.")
 
 
 @require_POST
 @staff_view
 def alert_resolve_view(request: HttpRequest, company: Company | None, alert_id: int) -> HttpResponse:
+    return _by_person(request, alert_id, alert_resolve_by_person, "Resolved {}: raised again, it opens anew.")
+
+
+def _by_person(
+    request: HttpRequest, alert_id: int, transition: Callable[..., Alert], done: str
+) -> HttpResponse:
+    """A person moves the alert (`transition(alert_id=, by=)`); the page says what happened."""
     try:
-        alert = alert_resolve_by_person(alert_id=alert_id, by=_by(request))
+        alert = transition(alert_id=alert_id, by=_by(request))
     except NotFound as exc:
         raise Http404("No such alert.") from exc
     except DomainError as exc:
         messages.error(request, exc.detail)
     else:
-        messages.success(request, f"Resolved {alert.kind} {alert.key}: raised again, it opens anew.")
+        messages.success(request, done.format(f"{alert.kind} {alert.key}"))
     return redirect("dashboard:alerts")
