@@ -175,6 +175,16 @@ def count(key: str, seconds: int, *, store: BaseCache = cache) -> int:
         return 1
 
 
+def fixed_window(
+    key: str, limit: int, seconds: int, *, now: float, store: BaseCache = cache
+) -> tuple[bool, float]:
+    """One more request in `key`'s fixed window of `seconds` that holds `now` (windows start at multiples of
+    `seconds`, one counter each, by `count`): whether it is within `limit`, and when the window ends. The
+    request budgets (the public invoice endpoints, API tokens) are this."""
+    start = int(now) // seconds * seconds
+    return count(f"{key}:{start}", seconds + 1, store=store) <= limit, float(start + seconds)
+
+
 # INCR creates a missing counter at 1; only then is its expiry set, in the same atomic step, so a counter
 # never lives without one. The value stays a plain integer, as the cache's own `add` and `get` read it.
 _COUNT_SCRIPT = """

@@ -23,7 +23,7 @@ from payments.api.fields import StrictCharField
 from payments.api.pagination import PAGE_PARAMETERS, KassaPagination, page_serializer
 from payments.auth import SANDBOX_API_PERMISSIONS, ApiCredential, current_company
 from payments.schema import links, problem
-from payments.throttle import count
+from payments.throttle import fixed_window
 
 
 class PublicInvoiceThrottle(SimpleRateThrottle):
@@ -41,10 +41,9 @@ class PublicInvoiceThrottle(SimpleRateThrottle):
         limit, duration = self.parse_rate(self.rate)
         if limit is None or duration is None:
             return True
-        start = int(self.timer()) // duration * duration
-        self.window_end = start + duration
-        key = f"{self.get_cache_key(request, view)}:{start}"
-        return count(key, duration + 1, store=self.cache) <= limit
+        key = self.get_cache_key(request, view)
+        allowed, self.window_end = fixed_window(key, limit, duration, now=self.timer(), store=self.cache)
+        return allowed
 
     def wait(self) -> float:
         return max(1.0, self.window_end - self.timer())

@@ -11,7 +11,6 @@ import time
 from typing import Any
 
 from django.conf import settings
-from django.core.cache import caches
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.request import Request
@@ -19,7 +18,7 @@ from rest_framework.throttling import BaseThrottle
 
 from payments.auth import ApiCredential, parse_rate
 from payments.selectors import api_token_get_by_token, company_get_by_token
-from payments.throttle import client_ip, count
+from payments.throttle import client_ip, fixed_window
 from payments.tokens import SCOPED_TOKEN_PREFIX, api_token_touch, company_token_touch, network_allows
 
 
@@ -91,12 +90,10 @@ class ApiTokenThrottle(BaseThrottle):
             return True
         limit, seconds = rate
         self.now = _clock()
-        start = int(self.now) // seconds * seconds
-        self.window_end = start + seconds
-        # The backend itself, not the `cache` proxy: count() recognises Redis (one script, one round trip)
-        # by the backend's class, and the proxy would send it down the add-then-incr path instead.
-        store = caches["default"]
-        return count(f"api-budget:{credential.budget_key}:{start}", seconds + 1, store=store) <= limit
+        allowed, self.window_end = fixed_window(
+            f"api-budget:{credential.budget_key}", limit, seconds, now=self.now
+        )
+        return allowed
 
     def wait(self) -> float:
         return max(1.0, self.window_end - self.now)
