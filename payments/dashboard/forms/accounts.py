@@ -1,4 +1,4 @@
-"""Sign up, log in (throttled: dashboard and admin), the password confirmation, password reset."""
+"""Sign up, log in (throttled: dashboard and admin), password reset."""
 
 from __future__ import annotations
 
@@ -137,10 +137,6 @@ class AdminLoginForm(LoginForm, AdminAuthenticationForm):
         user = self.get_user()
         if user is not None and has_totp(user) and not verify(user, self.cleaned_data.get("code") or ""):
             raise ValidationError(self.error_messages["invalid_login"], code="invalid_login")
-
-
-class PasswordConfirmForm(forms.Form):
-    password = forms.CharField(label="Your password", strip=False, widget=forms.PasswordInput)
 
 
 class MerchantPasswordResetForm(PasswordResetForm):
