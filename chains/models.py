@@ -38,6 +38,27 @@ class WatchRange(models.Model):
         return f"{self.code} watched to {self.watched_until}"
 
 
+class PayoutWallet(models.Model):
+    """The payout (hot) wallet of one code as beat's payout monitor last read it (chains.wallets): for
+    `/metrics` and the operator, never to decide a payout (the node decides that when it builds one)."""
+
+    code = models.CharField(max_length=16, unique=True)
+    balance = MoneyField()  # what the wallet can spend now (the backend's `spendable`)
+    gas_tank = MoneyField(null=True)  # account chains: the hot address's native coin, which pays the gas
+    read_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=money_check("balance"), name="payout_wallet_balance"),
+            models.CheckConstraint(
+                condition=models.Q(gas_tank__isnull=True) | money_check("gas_tank"), name="payout_wallet_gas"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.code} payout wallet {self.balance}"
+
+
 class ChainTxStatus(models.TextChoices):
     SIGNED = "signed"  # stored, not yet accepted by the node: the stored bytes are (re)sent
     BROADCAST = "broadcast"  # the node has it (mempool or block)

@@ -13,6 +13,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from chains.base import sandbox_codes
+from config import metrics
 from invoices.models import Invoice
 from invoices.rules import overdue_conditions, overdue_filter
 from payments import jsonutil
@@ -73,7 +74,9 @@ def close_unpaid_batch(*, overdue: Q, batch: int, close: Closing) -> int:
         *_body_around_id(close.target, sandbox=True),
         *_body_around_id(close.target, sandbox=False),
     ]
-    return webhook_publish_changed(changed, params, family=WebhookEvent.Family.INVOICE)
+    closed = webhook_publish_changed(changed, params, family=WebhookEvent.Family.INVOICE)
+    metrics.invoice_status(close.target, closed)
+    return closed
 
 
 def overdue_invoice_ids(*, limit: int) -> list[UUID]:

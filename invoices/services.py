@@ -91,6 +91,7 @@ def _transition(invoice: Invoice, name: str, *fields: str) -> None:
     invoice.status = _guard(invoice, name).target
     invoice.save(update_fields=["status", *fields, "updated_at"])
     webhook_publish_many([_event(invoice)])
+    metrics.invoice_status(invoice.status)
 
 
 def _event(invoice: Invoice) -> tuple[Company, str, str, dict[str, Any]]:
@@ -352,6 +353,7 @@ def _close_batch(ids: list[UUID]) -> int:
             _credit(invoice, invoice.paid_amount, f"invoice:{invoice.pk}")
             invoice.save(update_fields=["credited_amount", "updated_at"])
     webhook_publish_many([_event(invoice) for invoice in due])
+    metrics.invoice_status(close.target, len(due))
     return len(due)
 
 

@@ -3,23 +3,29 @@ Operations: metrics)."""
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
 from alerts.services import alert_acknowledge, alert_raise
-from chains.models import ChainCursor
+from chains.base import ChainUnavailable
+from chains.models import ChainCursor, PayoutWallet
+from chains.sandbox import SandboxBackend
 from config.metrics import collector
 from invoices.models import Invoice
+from invoices.services import close_overdue_invoices
 from tests.chain import mine, pay, send_payouts
 from tests.factories import InvoiceFactory, WithdrawalFactory
 from webhooks.delivery import webhook_deliver
 from webhooks.models import WebhookEvent
 from webhooks.receiver import Reply
 from withdrawals.models import Withdrawal
+from withdrawals.payouts import payout_monitor_all
 
 pytestmark = pytest.mark.django_db
 TOKEN = "metrics-token-for-tests-0123456789abcdef"
@@ -177,6 +183,32 @@ def test_invoices_created_and_paid_move_the_counters_and_the_gauges(
     assert value(paid, "kassa_invoices", status="processing") == 0
 
 
+def test_every_status_an_invoice_enters_is_counted_the_final_ones_included(
+    client, merchant, django_capture_on_commit_callbacks
+) -> None:  # type: ignore[no-untyped-def]
+    before = scrape(client)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        InvoiceFactory(company=merchant.company)
+        paid = InvoiceFactory(company=merchant.company, code="btc")
+        overdue = [InvoiceFactory(company=merchant.company, code="btc") for _ in range(2)]
+        pay(paid, paid.amount_due)
+        mine(paid, 6)
+    Invoice.objects.filter(pk__in=[i.pk for i in overdue]).update(
+        expired_at=timezone.now() - timedelta(seconds=1)
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        assert close_overdue_invoices() == 2  # the sweep's set-based close is counted too
+    after = scrape(client)
+
+    assert _delta(before, after, "kassa_invoice_transitions_total", status="created") == 4
+    assert _delta(before, after, "kassa_invoice_transitions_total", status="pending") == 3
+    assert _delta(before, after, "kassa_invoice_transitions_total", status="processing") == 1
+    assert _delta(before, after, "kassa_invoice_transitions_total", status="done") == 1
+    assert _delta(before, after, "kassa_invoice_transitions_total", status="closed") == 2
+    assert _delta(before, after, "kassa_invoice_transitions_total", status="wrong") == 0
+
+
 def test_counts_of_a_rolled_back_transaction_are_not_counted(client, merchant) -> None:  # type: ignore[no-untyped-def]
     from django.db import transaction
 
@@ -274,6 +306,41 @@ def test_a_payout_waiting_for_approval_is_not_stuck(client, merchant, monkeypatc
     assert value(approved, "kassa_payouts_pending", code="btc") == 1
 
 
+class FixedWallet(SandboxBackend):
+    """The sandbox chain with a payout wallet of a set balance, or a node that cannot be asked."""
+
+    balance: Decimal | None = Decimal("1.5")
+
+    def spendable(self, code: str) -> Decimal:
+        if self.balance is None:
+            raise ChainUnavailable("node down")
+        return self.balance
+
+
+def test_the_hot_wallet_balance_is_what_the_payout_monitor_last_read(
+    client, merchant, settings, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    settings.CHAIN_BACKENDS = {"btc": "tests.test_metrics.FixedWallet"}
+    WithdrawalFactory(company=merchant.company, asset="btc", amount=Decimal("2"))
+    payout_monitor_all()
+    read_at = PayoutWallet.objects.get(code="btc").read_at
+    monkeypatch.setattr(collector, "_now", lambda: read_at + timedelta(seconds=20))
+    read = scrape(client)
+    monkeypatch.setattr(FixedWallet, "balance", None)
+    payout_monitor_all()  # the node is down: the last reading stays, and ages
+    monkeypatch.setattr(collector, "_now", lambda: read_at + timedelta(seconds=80))
+    down = scrape(client)
+
+    assert value(read, "kassa_payout_wallet_balance", code="btc") == 1.5
+    assert value(read, "kassa_payouts_pending_amount", code="btc") == 2  # balance < pending: the rule fires
+    assert value(read, "kassa_payout_wallet_read_age_seconds", code="btc") == 20
+    assert ("kassa_payout_wallet_balance", frozenset({("code", "eth")})) not in read  # sandbox: bottomless
+    assert ("kassa_payout_wallet_gas", frozenset({("code", "btc")})) not in read  # not an account chain
+    assert value(down, "kassa_payout_wallet_balance", code="btc") == 1.5
+    assert value(down, "kassa_payout_wallet_read_age_seconds", code="btc") == 80
+    assert list(PayoutWallet.objects.values_list("code", flat=True)) == ["btc"]
+
+
 def test_scan_lag_and_age_come_from_the_stored_cursor(client, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     now = timezone.now()
     monkeypatch.setattr(collector, "_now", lambda: now)
@@ -361,3 +428,31 @@ def test_child_exit_marks_a_dead_worker_so_its_live_gauges_stop(tmp_path, monkey
     gunicorn.child_exit(None, type("Worker", (), {"pid": 4242})())
 
     assert sorted(path.name for path in tmp_path.iterdir()) == ["counter_4242.db", "gauge_livesum_4343.db"]
+
+
+def test_every_metric_exposed_is_documented_and_every_documented_one_is_exposed(
+    client, merchant, settings
+) -> None:  # type: ignore[no-untyped-def]
+    settings.CHAIN_BACKENDS = {"btc": "tests.test_metrics.FixedWallet"}
+    WithdrawalFactory(company=merchant.company, asset="btc", amount=Decimal("0.1"))
+    PayoutWallet.objects.create(code="eth", balance=Decimal(1), gas_tank=Decimal(1), read_at=timezone.now())
+    payout_monitor_all()
+    ChainCursor.objects.create(code="btc", tip_height=10, scanned_at=timezone.now())
+    alert_raise(kind="node_down", key="btc", message="btc: down")
+    InvoiceFactory(company=merchant.company)
+    client.get("/healthz")
+
+    response = client.get("/metrics", HTTP_AUTHORIZATION=f"Bearer {TOKEN}")
+    exposed = {
+        family.name + ("_total" if family.type == "counter" else "")
+        for family in text_string_to_metric_families(response.content.decode())
+        if family.name.startswith("kassa_")  # not prometheus-client's own process_* and python_*
+    }
+    text = (Path(__file__).resolve().parent.parent / "docs" / "operations.md").read_text()
+    section = text.split("## Operations: metrics", 1)[1].split("\n## ", 1)[0]
+    tables = "\n".join(line for line in section.splitlines() if line.startswith("| `kassa_"))
+    documented = set(re.findall(r"^\| `(kassa_[a-z_]+)`", tables, flags=re.MULTILINE))
+
+    assert exposed - {"kassa_celery_queue_length"} == documented - {"kassa_celery_queue_length"}
+    # Read from Redis only: tested with a Redis broker above; documented all the same.
+    assert "kassa_celery_queue_length" in documented

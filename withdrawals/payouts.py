@@ -49,6 +49,7 @@ from chains.base import (
 from chains.house import house_book_network_fee
 from chains.models import ChainTx, ChainTxStatus
 from chains.nonces import nonce_take
+from chains.wallets import payout_wallet_read
 from config.tasks import task
 from payments.assets import all_assets, get_asset
 from withdrawals import services
@@ -405,7 +406,8 @@ def _settle(chain_tx_id: int, outcome: str, *, reason: str = "", mined: TxStatus
 
 
 def payout_monitor_all() -> None:
-    """Beat: the monitor of every offered code, each on its own (one failing chain never stops the others)."""
+    """Beat: the monitor of every offered code, and a reading of its payout wallet for `/metrics`
+    (chains.wallets), each on its own (one failing chain never stops the others)."""
     for asset in all_assets():
         if not is_offered(asset.code):
             continue
@@ -413,6 +415,10 @@ def payout_monitor_all() -> None:
             payout_monitor(asset.code)
         except Exception:
             logger.exception("payout monitor of %s failed; the other codes go on", asset.code)
+        try:
+            payout_wallet_read(asset.code)
+        except Exception:
+            logger.exception("reading the payout wallet of %s failed; the other codes go on", asset.code)
 
 
 def payout_sandbox_after_blocks(codes: list[str]) -> None:

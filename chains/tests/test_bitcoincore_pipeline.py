@@ -15,7 +15,7 @@ from django.core.management import call_command
 
 from chains.base import SignedTx, get_backend
 from chains.derivation import development_xpub
-from chains.models import ChainCursor, ChainTx, HouseEntry, WatchRange
+from chains.models import ChainCursor, ChainTx, HouseEntry, PayoutWallet, WatchRange
 from chains.scanning import WATCH_AHEAD, chain_scan
 from invoices.models import Invoice
 from payments.assets import get_asset
@@ -376,6 +376,24 @@ def test_a_node_that_cannot_be_reached_pauses_ingestion_and_payouts(ltc, setting
     withdrawal.refresh_from_db()
     assert (withdrawal.status, withdrawal.txid) == ("processing", "")
     assert not ChainTx.objects.exists()
+
+
+def test_the_payout_monitor_stores_what_the_payout_wallet_can_spend(ltc, settings):
+    _fund_payouts(ltc, "1.25")
+    _fund_payouts(ltc, "0.5")
+
+    payouts.payout_monitor_all()
+    stored = PayoutWallet.objects.get(code="ltc")
+    settings.CHAIN_NODES = {
+        "ltc": {**settings.CHAIN_NODES["ltc"], "url": f"http://u:p@127.0.0.1:{free_port()}"}
+    }
+    payouts.payout_monitor_all()  # the node is down: the last reading stays
+
+    assert (
+        stored.balance == Decimal("1.75") == Decimal(str(ltc.payouts.call("getbalances")["mine"]["trusted"]))
+    )
+    assert stored.gas_tank is None
+    assert PayoutWallet.objects.get(code="ltc").read_at == stored.read_at
 
 
 def test_a_vpub_deposit_key_is_watched_as_the_node_reads_it(ltc, settings):

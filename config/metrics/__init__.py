@@ -51,6 +51,11 @@ WEBHOOK_ATTEMPTS = Counter(
     ["outcome"],
 )
 INVOICES_CREATED = Counter("kassa_invoices_created", "Invoices created")
+INVOICE_STATUSES = Counter(
+    "kassa_invoice_transitions",
+    "Invoices that entered each status (created included): the final statuses, which no gauge counts",
+    ["status"],
+)
 
 WEBHOOK_OUTCOMES = frozenset({"delivered", "retry", "failed", "skipped"})
 
@@ -65,6 +70,12 @@ def deposits_confirmed(code: str, count: int = 1) -> None:
 
 def invoice_created() -> None:
     _on_commit(INVOICES_CREATED.inc, 1)
+    invoice_status("created")
+
+
+def invoice_status(status: str, count: int = 1) -> None:
+    """`count` invoices entered `status` (a transition of invoices.services) in the current transaction."""
+    _on_commit(INVOICE_STATUSES.labels(status=status).inc, count)
 
 
 def webhook_attempt(outcome: str) -> None:

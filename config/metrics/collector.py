@@ -2,9 +2,10 @@
 
 Every query is small and served by an index: open invoices by status (`invoice_expiry_idx`), processing
 payouts (`withdrawal_open_idx`), pending webhook events (`webhook_due_idx`), open alerts, the scan cursors
-(a row per code). No chain node is called: scan lag is what the scanner stored with its cursor. The wallet
-balance is not stored anywhere (reading it is a node call), so the hot wallet is shown as the withdrawals
-waiting for it and whether the payout pipeline found it short (its open `payout_wallet_short` alert).
+(a row per code). No chain node is called: scan lag is what the scanner stored with its cursor, and the
+hot wallet's balance is what beat's payout monitor last read (chains.wallets), shown beside the
+withdrawals waiting for it and whether the payout pipeline found it short (its open `payout_wallet_short`
+alert).
 
 A part that fails (the database or Redis down) is left out and `kassa_metrics_part_up{part}` says 0;
 the scrape itself still answers.
@@ -26,7 +27,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 
 from alerts.models import OPEN_STATUSES, Alert
-from chains.models import ChainCursor
+from chains.models import ChainCursor, PayoutWallet
 from invoices.models import Invoice
 from payments.fields import MoneySum
 from webhooks.models import WebhookEvent
@@ -134,6 +135,7 @@ def _payouts() -> list[Metric]:
         ["code"],
     )
     codes = set(short)
+    families = [pending, broadcast, stuck_family, amount, wallet_short, *_wallets(now)]
     for row in rows:
         code = row["code"]
         codes.add(code)
@@ -145,7 +147,27 @@ def _payouts() -> list[Metric]:
         )  # a gauge is a float; money stays Decimal
     for code in sorted(codes):
         wallet_short.add_metric([code], 1 if code in short else 0)
-    return [pending, broadcast, stuck_family, amount, wallet_short]
+    return families
+
+
+def _wallets(now: datetime) -> list[Metric]:
+    balance = _gauge(
+        "kassa_payout_wallet_balance",
+        "What the hot wallet can spend, as the payout monitor last read it from the node",
+        ["code"],
+    )
+    gas = _gauge(
+        "kassa_payout_wallet_gas",
+        "Account chains: the hot address's native coin, which pays the gas",
+        ["code"],
+    )
+    age = _gauge("kassa_payout_wallet_read_age_seconds", "Seconds since that reading", ["code"])
+    for wallet in PayoutWallet.objects.order_by("code"):
+        balance.add_metric([wallet.code], float(wallet.balance))  # a gauge is a float; money stays Decimal
+        if wallet.gas_tank is not None:
+            gas.add_metric([wallet.code], float(wallet.gas_tank))
+        age.add_metric([wallet.code], max((now - wallet.read_at).total_seconds(), 0.0))
+    return [balance, gas, age]
 
 
 def _outbox() -> list[Metric]:

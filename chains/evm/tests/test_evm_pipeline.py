@@ -18,7 +18,7 @@ from chains.evm.node import decode_raw, hot_address
 from chains.evm.policy import SignRefused
 from chains.evm.signer import get_signer
 from chains.evm.sweeps import evm_sweep
-from chains.models import ChainTx, ChainTxStatus, HouseEntry, NonceSlot, Sweep
+from chains.models import ChainTx, ChainTxStatus, HouseEntry, NonceSlot, PayoutWallet, Sweep
 from invoices.models import Invoice
 from payments.ledger import ledger_verify
 from payments.models import Account, Deposit, QuarantinedTransfer
@@ -421,6 +421,16 @@ def test_chain_status_shows_the_hot_wallet_and_gas_tank_and_a_down_node_pauses(c
     call_command("chain", "status", "--code", "eth", stdout=out)
     assert "node DOWN" in out.getvalue() and "PAUSED" in out.getvalue()
     assert chain_scan("usdterc20") == 0  # scanned with eth: nothing of its own
+
+
+def test_the_payout_monitor_stores_the_hot_wallet_and_its_gas_tank(chain):
+    chain.fund_hot(eth="2", tokens="30")
+
+    payouts.payout_monitor_all()
+
+    wallets = {row.code: (row.balance, row.gas_tank) for row in PayoutWallet.objects.all()}
+    assert wallets["eth"] == (Decimal("2"), Decimal("2"))
+    assert wallets["usdterc20"] == (Decimal("30"), Decimal("2"))
 
 
 def test_past_the_recipient_chunk_token_logs_are_read_contract_wide_and_matched_here(chain, monkeypatch):

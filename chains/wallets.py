@@ -1,0 +1,36 @@
+"""Readings of the payout (hot) wallets: what each can spend, stored for `/metrics`.
+
+Beat's payout monitor reads every offered code once per `WITHDRAWAL_POLL_SECONDS` (withdrawals.payouts),
+so a scrape never calls a node. A node that cannot be asked leaves the last reading in place; its age
+(`read_at`) tells the operator how old it is. The sandbox's wallet is bottomless and is not stored.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.utils import timezone
+
+from chains.base import ChainUnavailable, get_backend
+from chains.models import PayoutWallet
+
+logger = logging.getLogger(__name__)
+
+
+def payout_wallet_read(code: str) -> PayoutWallet | None:
+    """Read the payout wallet of `code` from its node and store it; None when there is nothing to store
+    (a bottomless sandbox wallet, or the node cannot be asked now)."""
+    backend = get_backend(code)
+    try:
+        balance = backend.spendable(code)
+        gas = getattr(backend, "gas_tank", None)
+        gas_tank = None if gas is None else gas(code)
+    except ChainUnavailable as exc:
+        logger.info("payout wallet of %s not read: %s", code, exc)
+        return None
+    if not balance.is_finite():
+        return None
+    wallet, _ = PayoutWallet.objects.update_or_create(
+        code=code, defaults={"balance": balance, "gas_tank": gas_tank, "read_at": timezone.now()}
+    )
+    return wallet
