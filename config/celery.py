@@ -97,7 +97,7 @@ def carry_request_id(headers: dict[str, Any] | None = None, **kwargs: Any) -> No
     request_id.add_to_message(headers)
 
 
-_task_ids: dict[str, Any] = {}  # task id -> the token that restores the id the task found
+_task_ids: dict[str, Any] = {}  # task id -> the tokens that restore the id and objects the task found
 
 
 @task_prerun.connect
@@ -107,11 +107,16 @@ def take_request_id(sender: Any = None, task_id: str | None = None, **kwargs: An
     task_request = getattr(sender, "request", None)
     if getattr(task_request, "is_eager", False) or not task_id:
         return
-    _task_ids[task_id] = request_id.set_request_id(request_id.id_of_task(task_request))
+    _task_ids[task_id] = (
+        request_id.set_request_id(request_id.id_of_task(task_request)),
+        request_id.start_objects(),
+    )
 
 
 @task_postrun.connect
 def drop_request_id(task_id: str | None = None, **kwargs: Any) -> None:
-    token = _task_ids.pop(task_id or "", None)
-    if token is not None:
-        request_id.reset_request_id(token)
+    tokens = _task_ids.pop(task_id or "", None)
+    if tokens is not None:
+        id_token, objects_token = tokens
+        request_id.reset_objects(objects_token)
+        request_id.reset_request_id(id_token)

@@ -64,15 +64,19 @@ def _redact_value(value: Any) -> Any:
 
 
 class RequestContextFilter(logging.Filter):
-    """Adds `request_id` and `merchant_id` (None outside a request or task) to every record."""
+    """Adds `request_id` and `merchant_id` (None outside a request or task) to every record, and the objects
+    the request or task named (config.request_id.log_objects)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        from config.request_id import current_merchant_id, current_request_id
+        from config.request_id import current_merchant_id, current_objects, current_request_id
 
         if getattr(record, "request_id", None) is None:
             record.request_id = current_request_id()
         if getattr(record, "merchant_id", None) is None:
             record.merchant_id = current_merchant_id()
+        for field, value in current_objects().items():
+            if getattr(record, field, None) is None:
+                setattr(record, field, value)
         return True
 
 

@@ -7,6 +7,11 @@ A client or proxy may send its own `X-Request-ID`; it is kept when it is a sane 
 same middleware writes the one access-log line per request (`kassa.access`): method, the URL *pattern*
 (never the path or query string, which can carry password-reset tokens and other secrets), status and
 duration.
+
+Log lines also name the objects they are about (`invoice_id`, `withdrawal_uid`, `webhook_event_id`): those
+in the URL (`/api/invoices/v1/regular/<invoice_id>`) and those a service names with `log_objects` while it
+runs (the invoice a request created). Every later line of the request or task carries them, and so does
+its access line.
 """
 
 from __future__ import annotations
@@ -32,6 +37,9 @@ SESSION_COMPANY_KEY = "_kassa_log_company"
 
 _request_id: ContextVar[str | None] = ContextVar("kassa_request_id", default=None)
 _request: ContextVar[HttpRequest | None] = ContextVar("kassa_request", default=None)
+_objects: ContextVar[dict[str, str] | None] = ContextVar("kassa_log_objects", default=None)
+# URL keyword -> the log field it fills.
+URL_OBJECTS = {"invoice_id": "invoice_id", "uid": "withdrawal_uid", "event_id": "webhook_event_id"}
 
 access_logger = logging.getLogger("kassa.access")
 
@@ -48,6 +56,27 @@ def set_request_id(value: str | None) -> Any:
 
 def reset_request_id(token: Any) -> None:
     _request_id.reset(token)
+
+
+def log_objects(**ids: object) -> None:
+    """Name what the current request or task acts on (`invoice_id=...`): its later log lines and its access
+    line carry them. Outside a request or task, nothing to name."""
+    current = _objects.get()
+    if current is not None:
+        current.update((name, str(value)) for name, value in ids.items())
+
+
+def current_objects() -> dict[str, str]:
+    return _objects.get() or {}
+
+
+def start_objects() -> Any:
+    """A fresh set of named objects for what runs next in this context (a task); `reset_objects` ends it."""
+    return _objects.set({})
+
+
+def reset_objects(token: Any) -> None:
+    _objects.reset(token)
 
 
 def sane_request_id(value: str | None) -> str:
@@ -105,6 +134,7 @@ class RequestIdMiddleware:
         request.request_id = request_id  # type: ignore[attr-defined]
         id_token = _request_id.set(request_id)
         request_token = _request.set(request)
+        objects_token = _objects.set({})
         started = time.perf_counter()
         try:
             response = self.get_response(request)
@@ -112,8 +142,19 @@ class RequestIdMiddleware:
             _log_access(request, response, started)
             return response
         finally:
+            _objects.reset(objects_token)
             _request.reset(request_token)
             _request_id.reset(id_token)
+
+    def process_view(
+        self, request: HttpRequest, view: Callable[..., Any], args: Any, kwargs: dict[str, Any]
+    ) -> None:
+        """The objects the URL names, for every line the view logs. A string from the path is kept only when
+        it is a sane token: a path can never inject text into a log line."""
+        for keyword, field in URL_OBJECTS.items():
+            value = kwargs.get(keyword)
+            if value is not None and _SANE.fullmatch(str(value)):
+                log_objects(**{field: value})
 
 
 def _log_access(request: HttpRequest, response: HttpResponseBase, started: float) -> None:
@@ -131,6 +172,7 @@ def _log_access(request: HttpRequest, response: HttpResponseBase, started: float
             "route": route,
             "status": response.status_code,
             "duration_ms": duration_ms,
+            **current_objects(),
         },
     )
 

@@ -10,7 +10,6 @@ payment causes, after applying the expiry rule (invoices.rules) exactly as the s
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, localcontext
 from typing import Any
@@ -22,8 +21,9 @@ from django.utils import timezone
 
 from chains.addresses import InvalidAddress, validate_address
 from config import metrics
+from config.request_id import log_objects
 from invoices.expiry import close_unpaid, overdue_invoice_ids
-from invoices.models import Invoice, InvoiceItem, UnderpaymentLimit
+from invoices.models import Invoice, InvoiceItem
 from invoices.rules import (
     amounts_for,
     fee_percent,
@@ -164,6 +164,7 @@ def invoice_create(
     events = webhook_event_rows([_event(invoice)])
     insert_together([invoice], created, events)
     metrics.invoice_created()
+    log_objects(invoice_id=invoice.pk)
     webhook_enqueue(events)
     # `invoice.items.all()` answers with what was just written, in position order, as a prefetch would:
     # the API's answer to the create needs no second read of it.
@@ -434,17 +435,3 @@ class InvoiceDepositHandler:
     @staticmethod
     def _invoice_id(deposit: Deposit) -> UUID:
         return Invoice.objects.values_list("pk", flat=True).get(deposit_address_id=deposit.deposit_address_id)
-
-
-# --- settings -----------------------------------------------------------------------------------------------
-
-
-@transaction.atomic
-def underpayment_limits_set(*, company: Company, limits: Mapping[str, Mapping[str, Decimal]]) -> None:
-    """Payment code -> {"static", "percentage"}, each pair checked by `underpayment_limit_check`."""
-    for code, values in limits.items():
-        UnderpaymentLimit.objects.update_or_create(
-            company=company,
-            code=code,
-            defaults={"static": values["static"], "percentage": values["percentage"]},
-        )

@@ -26,8 +26,8 @@ from bench.cleanup import (
 )
 from bench.scale import SCALE_MERCHANT, SMALL_MERCHANT
 from chains.scanning import chain_scan
+from invoices.limits import underpayment_limits_set
 from invoices.rules import underpayment_limits_check
-from invoices.services import underpayment_limits_set
 from payments.assets import get_asset
 from payments.models import (
     Company,

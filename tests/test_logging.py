@@ -103,6 +103,77 @@ def test_a_log_line_inside_the_request_carries_its_id_and_merchant(api, merchant
 
 
 @pytest.mark.django_db
+def test_the_lines_of_a_request_name_the_invoice_it_created_or_read(api, merchant, json_lines, monkeypatch):
+    from invoices import services
+
+    real = services.webhook_enqueue
+
+    def enqueue(events):  # type: ignore[no-untyped-def]
+        logging.getLogger("kassa.test").info("enqueued")  # a line logged after the invoice was named
+        return real(events)
+
+    monkeypatch.setattr(services, "webhook_enqueue", enqueue)
+    body = {"invoiceCurrency": "usd", "items": [{"name": "Tea", "price": "3.50"}]}
+    created = api.post("/api/invoices/v1/regular", body, format="json")
+    read = api.get(f"/api/invoices/v1/regular/{created.json()['id']}")
+
+    invoice_id = created.json()["id"]
+    create_line, read_line = json_lines.access()
+    (inner,) = [line for line in json_lines.all() if line["logger"] == "kassa.test"]
+    assert (created.status_code, read.status_code) == (201, 200)
+    assert create_line["invoice_id"] == read_line["invoice_id"] == inner["invoice_id"] == invoice_id
+    assert inner["request_id"] == created["X-Request-ID"]
+
+
+@pytest.mark.django_db
+def test_the_access_line_of_a_withdrawal_names_it(api, merchant, json_lines):
+    from tests.chain import fund
+    from withdrawals.tests.conftest import item, withdraw
+
+    fund(merchant.company, "btc", "1")
+    response = withdraw(api, item())
+    (result,) = response.json()
+    uid = result["uid"]
+    api.get(f"/api/transactions/withdrawals/{uid}")
+
+    sent, read = json_lines.access()
+    assert sent["withdrawal_uid"] == read["withdrawal_uid"] == uid
+
+
+@pytest.mark.django_db
+def test_a_path_that_is_not_a_sane_token_names_nothing(api, merchant, json_lines):
+    response = api.get("/api/transactions/withdrawals/evil%0Aline%20injected")
+
+    (line,) = json_lines.access()
+    assert response.status_code == 404
+    assert "withdrawal_uid" not in line
+    assert "injected" not in json_lines.text()
+
+
+@pytest.mark.django_db
+def test_a_webhook_delivery_task_names_its_event_and_merchant(merchant, receiver, json_lines):
+    from tests.factories import InvoiceFactory
+    from webhooks.delivery import webhook_deliver
+    from webhooks.models import WebhookEvent
+
+    InvoiceFactory(company=merchant.company)
+    (event,) = WebhookEvent.objects.all()
+    task = SimpleNamespace(request=SimpleNamespace(id="deliver-1", is_eager=False, headers=None))
+
+    take_request_id(sender=task, task_id="deliver-1")
+    webhook_deliver(event_id=event.pk)
+    logging.getLogger("kassa.test").info("delivered")
+    drop_request_id(task_id="deliver-1")
+    logging.getLogger("kassa.test").info("after the task")
+
+    during, after = [line for line in json_lines.all() if line["logger"] == "kassa.test"]
+    assert during["webhook_event_id"] == str(event.pk)
+    assert during["merchant_id"] == str(merchant.company.pk)
+    assert during["request_id"] == "deliver-1"
+    assert "webhook_event_id" not in after and "merchant_id" not in after
+
+
+@pytest.mark.django_db
 def test_the_access_line_names_the_url_pattern_never_a_reset_token(client, json_lines):
     response = client.get("/dashboard/password-reset/MQ/secret-reset-token-123/?next=kassa")
 

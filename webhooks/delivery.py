@@ -27,6 +27,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from config import metrics
+from config.request_id import log_objects
 from config.tasks import task
 from payments.models import Company
 from payments.rawread import ModelColumns
@@ -138,6 +139,7 @@ def webhook_deliver(
                 countdown=min(2**waited, ORDER_WAIT_MAX_SECONDS),
             )
         return None
+    log_objects(webhook_event_id=event.pk, merchant_id=event.company_id)
     url = event.company.webhook_url
     if not url:
         _finish_without_url(event.pk, event.lease_token)

@@ -38,6 +38,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from chains.base import get_backend, is_sandbox
+from config.request_id import log_objects
 from config.wakeup import wake_on_commit
 from payments.assets import get_asset
 from payments.bulkinsert import insert_together
@@ -334,6 +335,10 @@ def withdrawal_request(
             raise insufficient_errors(exc, checked, lambda index: f"items[{index}].amount") from exc
         if on_accepted is not None:
             on_accepted(withdrawals)
+    if request is None:
+        log_objects(withdrawal_uid=withdrawals[0].uid)
+    else:
+        log_objects(withdrawal_request_id=request.pk)
     return withdrawals
 
 

@@ -13,9 +13,9 @@ from rest_framework.views import APIView
 
 from invoices.api.schema_types import UnderpaymentLimitsPatchSchema, UnderpaymentLimitsSchema
 from invoices.api.serializers import RedirectUrlField
+from invoices.limits import underpayment_limits_set
 from invoices.models import UnderpaymentLimit
 from invoices.rules import underpayment_limits_check
-from invoices.services import underpayment_limits_set
 from payments.assets import all_assets
 from payments.auth import current_company
 from payments.models import Company

@@ -25,6 +25,7 @@ from invoices.dashboard.forms import (
     UnderpaymentLimitsForm,
     offered_bases,
 )
+from invoices.limits import underpayment_limits_set
 from invoices.models import Invoice, UnderpaymentLimit
 from invoices.rules import ACCEPTS_PAYMENT, amount_still_due, pays_on_sandbox
 from invoices.selectors import (
@@ -34,13 +35,7 @@ from invoices.selectors import (
     invoice_search_for_company,
     invoice_status_counts,
 )
-from invoices.services import (
-    ItemInput,
-    invoice_accept,
-    invoice_create,
-    invoice_refund,
-    underpayment_limits_set,
-)
+from invoices.services import ItemInput, invoice_accept, invoice_create, invoice_refund
 from payments.assets import INVOICE_CURRENCIES, all_assets, get_asset, price_decimals
 from payments.dashboard.forms.base import add_field_errors
 from payments.dashboard.views.common import merchant_view, paginate
