@@ -155,8 +155,8 @@ def client_allowed(scope: str, request: HttpRequest, limit: int) -> bool:
     return allow(f"{scope}-ip", client_ip(request), limit, int(settings.DASHBOARD_MAIL_WINDOW_SECONDS))
 
 
-def count(key: str, seconds: int, *, store: BaseCache = cache) -> int:
-    """One more in `key`'s counter in the shared cache, created at 1 to expire after `seconds`; the new
+def count(key: str, seconds: int, *, store: BaseCache = cache, by: int = 1) -> int:
+    """`by` more in `key`'s counter in the shared cache, created at `by` to expire after `seconds`; the new
     count. Atomic across processes, whatever the count: on Redis one script (one round trip), elsewhere
     add, then incr."""
     if store is cache:
@@ -165,30 +165,20 @@ def count(key: str, seconds: int, *, store: BaseCache = cache) -> int:
     if isinstance(store, RedisCache):
         full_key = store.make_and_validate_key(key)
         client = store._cache.get_client(full_key, write=True)
-        return int(client.register_script(_COUNT_SCRIPT)(keys=[full_key], args=[seconds]))
-    if store.add(key, 1, timeout=seconds):
-        return 1
+        return int(client.register_script(_COUNT_SCRIPT)(keys=[full_key], args=[seconds, by]))
+    if store.add(key, by, timeout=seconds):
+        return by
     try:
-        return int(store.incr(key))
+        return int(store.incr(key, by))
     except ValueError:  # expired between add and incr: this one opens it again
-        store.set(key, 1, timeout=seconds)
-        return 1
+        store.set(key, by, timeout=seconds)
+        return by
 
 
-def fixed_window(
-    key: str, limit: int, seconds: int, *, now: float, store: BaseCache = cache
-) -> tuple[bool, float]:
-    """One more request in `key`'s fixed window of `seconds` that holds `now` (windows start at multiples of
-    `seconds`, one counter each, by `count`): whether it is within `limit`, and when the window ends. The
-    request budgets (the public invoice endpoints, API tokens) are this."""
-    start = int(now) // seconds * seconds
-    return count(f"{key}:{start}", seconds + 1, store=store) <= limit, float(start + seconds)
-
-
-# INCR creates a missing counter at 1; only then is its expiry set, in the same atomic step, so a counter
-# never lives without one. The value stays a plain integer, as the cache's own `add` and `get` read it.
+# INCRBY creates a missing counter at the amount; only then is its expiry set, in the same atomic step, so
+# a counter never lives without one. The value stays a plain integer, as the cache's `add` and `get` read it.
 _COUNT_SCRIPT = """
-local count = redis.call('INCR', KEYS[1])
-if count == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
+local count = redis.call('INCRBY', KEYS[1], ARGV[2])
+if count == tonumber(ARGV[2]) then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
 return count
 """

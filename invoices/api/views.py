@@ -22,13 +22,13 @@ from invoices.services import ItemInput
 from payments.api.fields import StrictCharField
 from payments.api.pagination import PAGE_PARAMETERS, KassaPagination, page_serializer
 from payments.auth import SANDBOX_API_PERMISSIONS, ApiCredential, current_company
+from payments.budgets import budget_take
 from payments.schema import links, problem
-from payments.throttle import fixed_window
 
 
 class PublicInvoiceThrottle(SimpleRateThrottle):
-    """Per client address, counted in the shared cache (Redis in production) across web processes: one
-    counter per fixed window (the login throttle's counter). DRF's default keeps every request's time in a
+    """Per client address, a budget counted in the shared cache (Redis in production) across web processes
+    (payments.budgets). DRF's default keeps every request's time in a
     list it reads and writes back whole, which costs more the higher the rate and loses counts when two
     processes write at once."""
 
@@ -42,7 +42,7 @@ class PublicInvoiceThrottle(SimpleRateThrottle):
         if limit is None or duration is None:
             return True
         key = self.get_cache_key(request, view)
-        allowed, self.window_end = fixed_window(key, limit, duration, now=self.timer(), store=self.cache)
+        allowed, self.window_end = budget_take(key, limit, duration, now=self.timer(), store=self.cache)
         return allowed
 
     def wait(self) -> float:

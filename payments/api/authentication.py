@@ -17,8 +17,9 @@ from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
 from payments.auth import ApiCredential, parse_rate
+from payments.budgets import budget_take
 from payments.selectors import api_token_get_by_token, company_get_by_token
-from payments.throttle import client_ip, fixed_window
+from payments.throttle import client_ip
 from payments.tokens import SCOPED_TOKEN_PREFIX, api_token_touch, company_token_touch, network_allows
 
 
@@ -74,9 +75,9 @@ def _clock() -> float:
 
 
 class ApiTokenThrottle(BaseThrottle):
-    """API_TOKEN_RATE per token (the company's own token: per company), in fixed windows counted in the
-    shared cache with one atomic round trip (the login throttle's counter). A default throttle of the API,
-    so a view has it unless it names its own throttles (the public invoice endpoints)."""
+    """API_TOKEN_RATE per token (the company's own token: per company), a budget in fixed windows counted
+    in the shared cache across processes (payments.budgets). A default throttle of the API, so a view has
+    it unless it names its own throttles (the public invoice endpoints)."""
 
     window_end = 0.0
     now = 0.0
@@ -90,7 +91,7 @@ class ApiTokenThrottle(BaseThrottle):
             return True
         limit, seconds = rate
         self.now = _clock()
-        allowed, self.window_end = fixed_window(
+        allowed, self.window_end = budget_take(
             f"api-budget:{credential.budget_key}", limit, seconds, now=self.now
         )
         return allowed
