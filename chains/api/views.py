@@ -15,6 +15,7 @@ from chains.base import get_backend
 from chains.sandbox import confirmations, tip_height
 from payments.api.fields import AmountField, CodeField, StrictCharField
 from payments.api.schema_types import SandboxBlocksSchema, SandboxTransactionSchema
+from payments.api.validation import validated
 from payments.auth import SANDBOX_API_PERMISSIONS, current_company
 from payments.models import Deposit, SandboxTransaction
 from payments.money import number_text
@@ -55,9 +56,8 @@ class SandboxDepositApi(APIView):
 
     @extend_schema(request=SandboxDepositInputSerializer, responses={201: SandboxTransactionSchema})
     def post(self, request: Request) -> Response:
-        data = SandboxDepositInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = data.validated_data
+        data = validated(SandboxDepositInputSerializer, request.data)
+        values = data
         tx = sandbox.sandbox_deposit(
             company=current_company(request),
             code=values["asset"],
@@ -80,8 +80,7 @@ class SandboxBlocksApi(APIView):
 
     @extend_schema(request=SandboxBlocksInputSerializer, responses={200: SandboxBlocksSchema})
     def post(self, request: Request) -> Response:
-        data = SandboxBlocksInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        asset = data.validated_data.get("asset")
-        tips = sandbox.sandbox_mine(count=data.validated_data["count"], codes=[asset] if asset else None)
-        return Response({"mined": data.validated_data["count"], "tips": tips})
+        data = validated(SandboxBlocksInputSerializer, request.data)
+        asset = data.get("asset")
+        tips = sandbox.sandbox_mine(count=data["count"], codes=[asset] if asset else None)
+        return Response({"mined": data["count"], "tips": tips})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers
@@ -16,6 +16,7 @@ from invoices.api.serializers import RedirectUrlField
 from invoices.limits import underpayment_limits_set
 from invoices.models import UnderpaymentLimit
 from invoices.rules import underpayment_limits_check
+from payments.api.validation import validated
 from payments.assets import all_assets
 from payments.auth import current_company
 from payments.models import Company
@@ -67,8 +68,8 @@ class CompanyRedirectUrlApi(APIView):
 
     @extend_schema(request=RedirectUrlInputSerializer, responses={200: RedirectUrlOutputSerializer})
     def put(self, request: Request) -> Response:
-        data = RedirectUrlInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
+        data = validated(RedirectUrlInputSerializer, request.data)
         company = current_company(request)
-        company_set_redirect_url(company_id=company.pk, url=data.validated_data["redirectURL"] or "")
-        return Response({"redirectURL": data.initial_data["redirectURL"]})
+        company_set_redirect_url(company_id=company.pk, url=data["redirectURL"] or "")
+        body = cast(dict[str, Any], request.data)  # a mapping: validated above
+        return Response({"redirectURL": body["redirectURL"]})

@@ -21,6 +21,7 @@ from invoices.api.serializers import (
 from invoices.services import ItemInput
 from payments.api.fields import StrictCharField
 from payments.api.pagination import PAGE_PARAMETERS, KassaPagination, page_serializer
+from payments.api.validation import validated
 from payments.auth import SANDBOX_API_PERMISSIONS, ApiCredential, current_company
 from payments.budgets import budget_take
 from payments.schema import links, problem
@@ -67,9 +68,7 @@ class InvoiceCreateApi(APIView):
         ),
     )
     def post(self, request: Request) -> Response:
-        data = InvoiceCreateInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = data.validated_data
+        values = validated(InvoiceCreateInputSerializer, request.data)
         invoice = services.invoice_create(
             company=current_company(request),
             invoice_currency=values["invoiceCurrency"],
@@ -86,11 +85,8 @@ class InvoiceCreateApi(APIView):
         responses={200: page_serializer("InvoicePage", InvoiceSchema)},
     )
     def get(self, request: Request) -> Response:
-        filters = InvoiceListFilterSerializer(data=request.query_params)
-        filters.is_valid(raise_exception=True)
-        invoices = selectors.invoice_list_for_company(
-            company=current_company(request), **filters.validated_data
-        )
+        filters = validated(InvoiceListFilterSerializer, request.query_params)
+        invoices = selectors.invoice_list_for_company(company=current_company(request), **filters)
         paginator = KassaPagination()
         page = paginator.paginate_queryset(invoices, request, view=self)
         return paginator.get_paginated_response([invoice_representation(i, view="read") for i in page or []])
@@ -124,13 +120,12 @@ class InvoiceProceedApi(APIView):
         },
     )
     def post(self, request: Request, invoice_id: UUID) -> Response:
-        data = InvoiceProceedInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
+        data = validated(InvoiceProceedInputSerializer, request.data)
         credential = request.auth
         services.invoice_fill(
             invoice_id=invoice_id,
-            client_email=data.validated_data["clientEmail"],
-            payment_currency=data.validated_data.get("paymentCurrency"),
+            client_email=data["clientEmail"],
+            payment_currency=data.get("paymentCurrency"),
             company=credential.company if isinstance(credential, ApiCredential) else None,
         )
         invoice = selectors.invoice_get_public(invoice_id=invoice_id)
@@ -179,13 +174,12 @@ class InvoiceRefundApi(APIView):
     def post(self, request: Request, invoice_id: UUID) -> Response:
         company = current_company(request)
         invoice = selectors.invoice_get_for_company(company=company, invoice_id=invoice_id)
-        data = RefundInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
+        data = validated(RefundInputSerializer, request.data)
         services.invoice_refund(
             company=company,
             invoice_id=invoice.pk,
-            address=data.validated_data["address"],
-            tag=data.validated_data.get("tag", ""),
+            address=data["address"],
+            tag=data.get("tag", ""),
         )
         return Response(
             invoice_representation(selectors.invoice_get_public(invoice_id=invoice_id), view="read")

@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 
 from payments.api.fields import CodeField, StrictCharField
 from payments.api.schema_types import StaticDepositSchema
+from payments.api.validation import validated
 from payments.assets import get_asset
 from payments.auth import current_company
 from payments.models import StaticDepositAddress
@@ -59,9 +60,8 @@ class StaticDepositCreateApi(APIView):
         },
     )
     def post(self, request: Request) -> Response:
-        data = StaticDepositInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = data.validated_data
+        data = validated(StaticDepositInputSerializer, request.data)
+        values = data
         static, created = static_address_get_or_create(
             company=current_company(request),
             internal_user_id=values["internal_user_id"],

@@ -8,6 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from payments.api.pagination import PAGE_PARAMETERS, KassaPagination, page_serializer
+from payments.api.validation import validated
 from payments.auth import current_company
 from payments.schema import problem
 from webhooks import selectors, services
@@ -27,9 +28,8 @@ class WebhookEventListApi(APIView):
         responses={200: page_serializer("WebhookEventPage", WebhookEventOutputSerializer)},
     )
     def get(self, request: Request) -> Response:
-        filters = WebhookEventFilterSerializer(data=request.query_params)
-        filters.is_valid(raise_exception=True)
-        events = selectors.webhook_list_events(company=current_company(request), **filters.validated_data)
+        filters = validated(WebhookEventFilterSerializer, request.query_params)
+        events = selectors.webhook_list_events(company=current_company(request), **filters)
         paginator = KassaPagination()
         page = paginator.paginate_queryset(events, request, view=self)
         return paginator.get_paginated_response(WebhookEventOutputSerializer(page, many=True).data)

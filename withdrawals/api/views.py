@@ -8,6 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from payments.api.pagination import PAGE_PARAMETERS, KassaPagination, page_serializer
+from payments.api.validation import validated
 from payments.auth import SANDBOX_API_PERMISSIONS, current_company
 from payments.errors import FieldError, ValidationFailed, flatten_drf_errors
 from payments.schema import links, problem
@@ -70,11 +71,10 @@ class WithdrawApi(APIView):
     def post(self, request: Request) -> Response:
         company = current_company(request)
         key = idempotency_key_check(request.headers.get(HEADER))
-        data = WithdrawInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
+        data = validated(WithdrawInputSerializer, request.data)
         items = [
             WithdrawalItem(asset=i["asset"], to=i["to"], amount=i["amount"], tag=i.get("tag") or "")
-            for i in data.validated_data["items"]
+            for i in data["items"]
         ]
         if key is None:
             withdrawals = services.withdrawal_request(company=company, items=items)
@@ -102,9 +102,8 @@ class WithdrawalListApi(APIView):
         responses={200: page_serializer("WithdrawalPage", WithdrawalOutputSerializer)},
     )
     def get(self, request: Request) -> Response:
-        filters = WithdrawalListFilterSerializer(data=request.query_params)
-        filters.is_valid(raise_exception=True)
-        values = filters.validated_data
+        filters = validated(WithdrawalListFilterSerializer, request.query_params)
+        values = filters
         automatic = values.get("isAutomatic")
         withdrawals = selectors.withdrawal_list_for_company(
             company=current_company(request),
