@@ -339,6 +339,9 @@ def test_the_hot_wallet_balance_is_what_the_payout_monitor_last_read(
     assert value(down, "kassa_payout_wallet_balance", code="btc") == 1.5
     assert value(down, "kassa_payout_wallet_read_age_seconds", code="btc") == 80
     assert list(PayoutWallet.objects.values_list("code", flat=True)) == ["btc"]
+    settings.CHAIN_BACKENDS = {}  # btc back on the sandbox: its reading goes
+    payout_monitor_all()
+    assert not PayoutWallet.objects.exists()
 
 
 def test_scan_lag_and_age_come_from_the_stored_cursor(client, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -435,8 +438,8 @@ def test_every_metric_exposed_is_documented_and_every_documented_one_is_exposed(
 ) -> None:  # type: ignore[no-untyped-def]
     settings.CHAIN_BACKENDS = {"btc": "tests.test_metrics.FixedWallet"}
     WithdrawalFactory(company=merchant.company, asset="btc", amount=Decimal("0.1"))
-    PayoutWallet.objects.create(code="eth", balance=Decimal(1), gas_tank=Decimal(1), read_at=timezone.now())
     payout_monitor_all()
+    PayoutWallet.objects.create(code="eth", balance=Decimal(1), gas_tank=Decimal(1), read_at=timezone.now())
     ChainCursor.objects.create(code="btc", tip_height=10, scanned_at=timezone.now())
     alert_raise(kind="node_down", key="btc", message="btc: down")
     InvoiceFactory(company=merchant.company)

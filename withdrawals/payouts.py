@@ -44,14 +44,14 @@ from chains.base import (
     TxStatus,
     get_backend,
     held_kinds,
-    is_offered,
+    offered_codes,
 )
 from chains.house import house_book_network_fee
 from chains.models import ChainTx, ChainTxStatus
 from chains.nonces import nonce_take
-from chains.wallets import payout_wallet_read
+from chains.wallets import payout_wallets_read
 from config.tasks import task
-from payments.assets import all_assets, get_asset
+from payments.assets import get_asset
 from withdrawals import services
 from withdrawals.models import Withdrawal, WithdrawalTx
 from withdrawals.policy import released
@@ -408,17 +408,13 @@ def _settle(chain_tx_id: int, outcome: str, *, reason: str = "", mined: TxStatus
 def payout_monitor_all() -> None:
     """Beat: the monitor of every offered code, and a reading of its payout wallet for `/metrics`
     (chains.wallets), each on its own (one failing chain never stops the others)."""
-    for asset in all_assets():
-        if not is_offered(asset.code):
-            continue
+    offered = offered_codes()
+    for code in offered:
         try:
-            payout_monitor(asset.code)
+            payout_monitor(code)
         except Exception:
-            logger.exception("payout monitor of %s failed; the other codes go on", asset.code)
-        try:
-            payout_wallet_read(asset.code)
-        except Exception:
-            logger.exception("reading the payout wallet of %s failed; the other codes go on", asset.code)
+            logger.exception("payout monitor of %s failed; the other codes go on", code)
+    payout_wallets_read(offered)
 
 
 def payout_sandbox_after_blocks(codes: list[str]) -> None:
