@@ -27,7 +27,8 @@ WEBHOOK_ALLOW_HTTP = env.bool("WEBHOOK_ALLOW_HTTP", default=True)  # local recei
 
 # wrk hammers the public invoice GET from one address: the per-client limit would turn it into 429s.
 REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {"invoice_public": "1000000000/min"}
-# The per-token budget stays on (its round trip is part of every API request's cost), out of reach.
+# The per-token budget stays on, counted as in production (payments.budgets: at this size a Redis round trip
+# per lease of 100 requests), out of reach.
 API_TOKEN_RATE = env.str("API_TOKEN_RATE", default="1000000000/min")
 
 LOGGING = {
