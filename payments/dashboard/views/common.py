@@ -9,7 +9,7 @@ from typing import Any, Concatenate, ParamSpec
 from django.contrib.auth.decorators import login_required
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponseBase
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 
 from payments.keyset import KeysetPage, keyset_page, parse_position
@@ -32,6 +32,9 @@ def merchant_view(view: MerchantView[P]) -> Callable[Concatenate[HttpRequest, P]
     def wrapped(request: HttpRequest, *args: P.args, **kwargs: P.kwargs) -> HttpResponseBase:
         company = Company.objects.filter(owner_id=request.user.pk).first()
         if company is None:
+            if request.user.is_staff:
+                # An operator's account: its pages are the alerts and the chain status, not a merchant's.
+                return redirect("dashboard:alerts")
             return render(request, "dashboard/no_company.html", status=403)
         return view(request, company, *args, **kwargs)
 
