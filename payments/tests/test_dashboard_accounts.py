@@ -261,7 +261,6 @@ def test_a_user_without_a_company_gets_a_clear_refusal(db):
     assert "has no company" in text(response)
 
 
-
 def test_an_operator_without_a_company_is_taken_to_the_alerts_page(db):
     client = Dash()
     client.client.force_login(UserFactory(email="ops@kassa.test", is_staff=True))
@@ -272,6 +271,7 @@ def test_an_operator_without_a_company_is_taken_to_the_alerts_page(db):
     assert landing.status_code == 302 and landing["Location"] == "/dashboard/alerts/"
     assert client.get("/dashboard/invoices/")["Location"] == "/dashboard/alerts/"
     assert alerts.status_code == 200 and "has no company" not in text(alerts)
+
 
 # --- password reset -------------------------------------------------------------------------------------
 
