@@ -271,6 +271,10 @@ def test_an_operator_without_a_company_is_taken_to_the_alerts_page(db):
     assert landing.status_code == 302 and landing["Location"] == "/dashboard/alerts/"
     assert client.get("/dashboard/invoices/")["Location"] == "/dashboard/alerts/"
     assert alerts.status_code == 200 and "has no company" not in text(alerts)
+    page = alerts.content.decode()
+    assert 'href="/dashboard/status/"' in page and 'href="/dashboard/security/"' in page
+    assert 'href="/dashboard/invoices/"' not in page  # no merchant pages in an operator's navigation
+    assert 'href="/dashboard/settings/api/"' not in page
 
 
 # --- password reset -------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods
 
 from payments import throttle
-from payments.dashboard.views.common import merchant_view
+from payments.dashboard.views.common import account_view
 from payments.models import Company
 from security import login as pending
 from security import recovery, stepup, totp
@@ -33,8 +33,8 @@ def _see_other(url: str) -> HttpResponseRedirect:
 
 @sensitive_post_parameters("secret")
 @require_http_methods(["GET", "POST"])
-@merchant_view
-def step_up(request: HttpRequest, company: Company) -> HttpResponse:
+@account_view
+def step_up(request: HttpRequest, company: Company | None) -> HttpResponse:
     """Confirm it is the owner (password, or a code with 2FA on); then back to `next`, fresh for a while."""
     with_code = totp.has_totp(request.user)
     raw_next = request.POST.get("next") if request.method == "POST" else request.GET.get("next")

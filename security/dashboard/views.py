@@ -9,10 +9,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from payments.dashboard.views.common import merchant_view, paginate, pop_once, show_once
+from payments.dashboard.views.common import account_view, merchant_view, paginate, pop_once, show_once
 from payments.models import Company
 from security import recovery, totp
-from security.audit import audit_record
+from security.audit import audit_user
 from security.dashboard.forms import TotpConfirmForm
 from security.dashboard.qr import qr_svg
 from security.selectors import action_label, audit_event_list_for_company
@@ -22,8 +22,8 @@ NEW_CODES = "recovery_codes"
 NAV = "security"
 
 
-@merchant_view
-def overview(request: HttpRequest, company: Company) -> HttpResponse:
+@account_view
+def overview(request: HttpRequest, company: Company | None) -> HttpResponse:
     user = request.user
     enabled = totp.has_totp(user)
     context = {
@@ -39,9 +39,9 @@ def overview(request: HttpRequest, company: Company) -> HttpResponse:
 
 
 @require_http_methods(["GET", "POST"])
-@merchant_view
+@account_view
 @step_up_required
-def totp_enrol(request: HttpRequest, company: Company) -> HttpResponse:
+def totp_enrol(request: HttpRequest, company: Company | None) -> HttpResponse:
     """Scan the QR code (or type the secret), then prove it with a code: only then is it active."""
     user = request.user
     try:
@@ -55,7 +55,7 @@ def totp_enrol(request: HttpRequest, company: Company) -> HttpResponse:
             confirmed = totp.totp_enrol_confirm(user=user, code=form.cleaned_data["code"])
             if confirmed:
                 codes = recovery.recovery_codes_generate(user=user)
-                audit_record(request, company=company, action="2fa.enable", detail="authenticator app")
+                audit_user(request, user, "2fa.enable", "authenticator app")
         if confirmed:
             show_once(request, NEW_CODES, codes)
             messages.success(request, "Two-factor authentication is on.")
@@ -75,8 +75,8 @@ def totp_enrol(request: HttpRequest, company: Company) -> HttpResponse:
     return render(request, "dashboard/security_enrol.html", context, status=400 if form.errors else 200)
 
 
-@merchant_view
-def recovery_codes(request: HttpRequest, company: Company) -> HttpResponse:
+@account_view
+def recovery_codes(request: HttpRequest, company: Company | None) -> HttpResponse:
     """The new recovery codes, once: a reload finds nothing and goes back to the overview."""
     codes = pop_once(request, NEW_CODES)
     if not codes:
@@ -87,23 +87,23 @@ def recovery_codes(request: HttpRequest, company: Company) -> HttpResponse:
 
 
 @require_POST
-@merchant_view
+@account_view
 @step_up_required
-def recovery_codes_regenerate(request: HttpRequest, company: Company) -> HttpResponse:
+def recovery_codes_regenerate(request: HttpRequest, company: Company | None) -> HttpResponse:
     if not totp.has_totp(request.user):
         return redirect("dashboard:security")
     with transaction.atomic():
         codes = recovery.recovery_codes_generate(user=request.user)
-        audit_record(request, company=company, action="recovery_codes.regenerate")
+        audit_user(request, request.user, "recovery_codes.regenerate")
     show_once(request, NEW_CODES, codes)
     messages.success(request, "New recovery codes were made. The previous ones no longer work.")
     return redirect("dashboard:recovery_codes")
 
 
 @require_POST
-@merchant_view
+@account_view
 @step_up_required
-def totp_disable(request: HttpRequest, company: Company) -> HttpResponse:
+def totp_disable(request: HttpRequest, company: Company | None) -> HttpResponse:
     if settings.DASHBOARD_REQUIRE_2FA:
         messages.error(
             request, "Two-factor authentication is required on this server: it cannot be turned off."
@@ -112,7 +112,7 @@ def totp_disable(request: HttpRequest, company: Company) -> HttpResponse:
     with transaction.atomic():
         removed = totp.totp_disable(user=request.user)
         if removed:
-            audit_record(request, company=company, action="2fa.disable")
+            audit_user(request, request.user, "2fa.disable")
     if removed:
         messages.success(request, "Two-factor authentication is off. Your recovery codes no longer work.")
     return redirect("dashboard:security")

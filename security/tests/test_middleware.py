@@ -123,3 +123,30 @@ def test_the_enrolment_under_require_2fa_finishes_into_the_dashboard(clock, dash
 
     assert response.status_code == 302 and response["Location"] == "/dashboard/security/recovery-codes/"
     assert dash.get("/dashboard/").status_code == 200
+
+
+def test_an_operator_without_a_company_enrols_under_require_2fa_and_reaches_the_alerts(clock, settings):
+    from payments.tests.test_dashboard_support import Dash
+    from tests.factories import UserFactory
+
+    settings.DASHBOARD_REQUIRE_2FA = True
+    operator = UserFactory(email="ops@kassa.test", is_staff=True)
+    dash = Dash()
+    dash.client.force_login(operator)
+
+    sent = dash.get("/dashboard/alerts/")
+    enrol = dash.get(sent["Location"])  # the step-up first: the operator's password
+    confirm = dash.client.get(enrol["Location"])
+    mark_step_up_fresh(dash.client)
+    page = dash.get("/dashboard/security/2fa/")
+    secret = totp.device_secret(operator.totp_device)
+    enrolled = dash.post("/dashboard/security/2fa/", {"code": code_at(secret, clock())})
+    alerts = dash.get("/dashboard/alerts/")
+
+    assert (sent.status_code, sent["Location"]) == (302, "/dashboard/security/2fa/")
+    assert enrol.status_code == 303 and enrol["Location"].startswith("/dashboard/confirm/")
+    assert confirm.status_code == 200  # a page of its own: no redirect loop for an account without a company
+    assert page.status_code == 200
+    assert enrolled.status_code == 302 and totp.has_totp(operator)
+    assert alerts.status_code == 200
+    assert not AuditEvent.objects.exists()  # an operator without a company has no company log to write to

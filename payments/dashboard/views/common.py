@@ -17,9 +17,23 @@ from payments.models import Company
 
 P = ParamSpec("P")
 MerchantView = Callable[Concatenate[HttpRequest, Company, P], HttpResponseBase]
+AccountView = Callable[Concatenate[HttpRequest, Company | None, P], HttpResponseBase]
 
 PAGE_SIZE = 25
 _ONCE = "dashboard:once"  # session key: values shown exactly once (new tokens and secrets)
+
+
+def account_view(view: AccountView[P]) -> Callable[Concatenate[HttpRequest, P], HttpResponseBase]:
+    """Logged in, with or without a company: pages about the user's own account (2FA, confirming it is
+    them), which an operator's account without a company needs as well. The view receives the user's company
+    or None."""
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args: P.args, **kwargs: P.kwargs) -> HttpResponseBase:
+        company = Company.objects.filter(owner_id=request.user.pk).first()
+        return view(request, company, *args, **kwargs)
+
+    return never_cache(login_required(wrapped))  # type: ignore[return-value]
 
 
 def merchant_view(view: MerchantView[P]) -> Callable[Concatenate[HttpRequest, P], HttpResponseBase]:
