@@ -21,7 +21,7 @@ from django.core.signals import setting_changed
 from payments.throttle import count
 
 MAX_LEASE = 100
-MAX_KEYS = 10_000  # leases kept per process; past it the oldest are dropped (they only cost a round trip)
+MAX_KEYS = 10_000  # leases kept per process; past it all are dropped (their calls are lost to their window)
 
 _leases: dict[str, tuple[int, int]] = {}  # budget key -> (its window's start, requests left in the lease)
 _lock = threading.Lock()
