@@ -46,6 +46,8 @@ OBJECT_PAGES = [
     "/dashboard/webhooks/{event}/",
     "/dashboard/withdrawals/{withdrawal}/",
 ]
+# A merchant page's navigation links to the merchant's pages (an operator without a company sees none).
+MERCHANT_NAV = 'href="/dashboard/invoices/"'
 PUBLIC_PAGES = [
     "/dashboard/login/",
     "/dashboard/signup/",
@@ -102,6 +104,7 @@ def test_every_page_renders_for_the_merchant(dash, path):
 
     assert response.status_code == 200
     assert "Acme Shop" in text(response)
+    assert MERCHANT_NAV in response.content.decode()  # the navigation shows a merchant its pages
     assert response.redirect_chain == ([] if "welcome" not in path else [("/dashboard/settings/api/", 302)])
 
 
@@ -110,6 +113,7 @@ def test_every_detail_page_renders_for_its_owner(dash, objects, path):
     response = dash.get(path.format(**objects))
 
     assert response.status_code == 200
+    assert MERCHANT_NAV in response.content.decode()
 
 
 @pytest.mark.parametrize("path", PAGES + OBJECT_PAGES)
