@@ -7,15 +7,14 @@ from functools import wraps
 from typing import Concatenate, ParamSpec
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect, render
-from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from alerts.models import Alert
 from alerts.selectors import RECENT_DAYS, alert_list_open, alert_list_recent
 from alerts.services import alert_acknowledge, alert_resolve_by_person
+from payments.dashboard.views.common import account_view
 from payments.errors import DomainError, NotFound
 from payments.models import Company
 
@@ -28,13 +27,14 @@ def staff_view(view: StaffView[P]) -> Callable[Concatenate[HttpRequest, P], Http
     user may own no company: the view gets None, and the navigation shows no company name."""
 
     @wraps(view)
-    def wrapped(request: HttpRequest, *args: P.args, **kwargs: P.kwargs) -> HttpResponseBase:
+    def wrapped(
+        request: HttpRequest, company: Company | None, *args: P.args, **kwargs: P.kwargs
+    ) -> HttpResponseBase:
         if not getattr(request.user, "is_staff", False):
             raise Http404("No such page.")
-        company = Company.objects.filter(owner_id=request.user.pk).first()
         return view(request, company, *args, **kwargs)
 
-    return never_cache(login_required(wrapped))  # type: ignore[return-value]
+    return account_view(wrapped)
 
 
 def _by(request: HttpRequest) -> str:

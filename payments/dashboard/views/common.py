@@ -37,14 +37,15 @@ def account_view(view: AccountView[P]) -> Callable[Concatenate[HttpRequest, P], 
 
 
 def merchant_view(view: MerchantView[P]) -> Callable[Concatenate[HttpRequest, P], HttpResponseBase]:
-    """Logged in, with a company; the view receives that company and scopes every query by it.
+    """`account_view` with a company; the view receives that company and scopes every query by it.
 
     never_cache: pages carry balances and, once, credentials; no shared cache or back button may keep them.
     """
 
     @wraps(view)
-    def wrapped(request: HttpRequest, *args: P.args, **kwargs: P.kwargs) -> HttpResponseBase:
-        company = Company.objects.filter(owner_id=request.user.pk).first()
+    def wrapped(
+        request: HttpRequest, company: Company | None, *args: P.args, **kwargs: P.kwargs
+    ) -> HttpResponseBase:
         if company is None:
             if request.user.is_staff:
                 # An operator's account: its pages are the alerts and the chain status, not a merchant's.
@@ -52,7 +53,7 @@ def merchant_view(view: MerchantView[P]) -> Callable[Concatenate[HttpRequest, P]
             return render(request, "dashboard/no_company.html", status=403)
         return view(request, company, *args, **kwargs)
 
-    return never_cache(login_required(wrapped))  # type: ignore[return-value]
+    return account_view(wrapped)
 
 
 def show_once(request: HttpRequest, name: str, value: Any) -> None:
