@@ -12,7 +12,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from payments.dashboard.views.common import account_view, merchant_view, paginate, pop_once, show_once
 from payments.models import Company
 from security import recovery, totp
-from security.audit import audit_user
+from security.audit import audit_record
 from security.dashboard.forms import TotpConfirmForm
 from security.dashboard.qr import qr_svg
 from security.selectors import action_label, audit_event_list_for_company
@@ -20,6 +20,12 @@ from security.stepup import step_up_required
 
 NEW_CODES = "recovery_codes"
 NAV = "security"
+
+
+def _audit(request: HttpRequest, company: Company | None, action: str, detail: str = "") -> None:
+    """In the company's log; an operator's account without a company has none to write to."""
+    if company is not None:
+        audit_record(request, company=company, action=action, detail=detail)
 
 
 @account_view
@@ -55,7 +61,7 @@ def totp_enrol(request: HttpRequest, company: Company | None) -> HttpResponse:
             confirmed = totp.totp_enrol_confirm(user=user, code=form.cleaned_data["code"])
             if confirmed:
                 codes = recovery.recovery_codes_generate(user=user)
-                audit_user(request, user, "2fa.enable", "authenticator app")
+                _audit(request, company, "2fa.enable", "authenticator app")
         if confirmed:
             show_once(request, NEW_CODES, codes)
             messages.success(request, "Two-factor authentication is on.")
@@ -94,7 +100,7 @@ def recovery_codes_regenerate(request: HttpRequest, company: Company | None) -> 
         return redirect("dashboard:security")
     with transaction.atomic():
         codes = recovery.recovery_codes_generate(user=request.user)
-        audit_user(request, request.user, "recovery_codes.regenerate")
+        _audit(request, company, "recovery_codes.regenerate")
     show_once(request, NEW_CODES, codes)
     messages.success(request, "New recovery codes were made. The previous ones no longer work.")
     return redirect("dashboard:recovery_codes")
@@ -112,7 +118,7 @@ def totp_disable(request: HttpRequest, company: Company | None) -> HttpResponse:
     with transaction.atomic():
         removed = totp.totp_disable(user=request.user)
         if removed:
-            audit_user(request, request.user, "2fa.disable")
+            _audit(request, company, "2fa.disable")
     if removed:
         messages.success(request, "Two-factor authentication is off. Your recovery codes no longer work.")
     return redirect("dashboard:security")
