@@ -20,7 +20,7 @@ from concurrent.futures import wait as wait_for
 from django.conf import settings
 from django.core.signals import setting_changed
 
-from chains.base import get_backend, is_offered
+from chains.base import get_backend, is_offered, on_sandbox_backend
 from chains.scanning import scanned_with
 from payments.assets import all_assets
 
@@ -43,7 +43,7 @@ def node_groups() -> dict[str, list[str]]:
     groups: dict[str, list[str]] = {}
     for asset in all_assets():
         code = asset.code
-        if not is_offered(code) or get_backend(code).name == "sandbox":
+        if not is_offered(code) or on_sandbox_backend(code):
             continue
         groups.setdefault(scanned_with(code)[0], []).append(code)
     return groups

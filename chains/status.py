@@ -11,6 +11,7 @@ from chains.base import ChainUnavailable, get_backend, is_offered
 from chains.house import house_paid
 from chains.models import ChainCursor
 from chains.scanning import scanned_with
+from chains.wallets import wallet_reading
 from payments.assets import all_assets
 from payments.money import exact_sum
 from withdrawals.models import Withdrawal
@@ -51,9 +52,7 @@ def _status(code: str) -> CodeStatus:
     error = ""
     try:
         node_tip = backend.tip(code).height
-        spendable = backend.spendable(code)
-        gas = getattr(backend, "gas_tank", None)
-        gas_tank = None if gas is None else gas(code)
+        spendable, gas_tank = wallet_reading(code)
     except ChainUnavailable as exc:
         error = str(exc)
     cursor_height = cursor.tip_height if cursor else None

@@ -9,6 +9,7 @@ the reading of a code that is no longer served goes.
 from __future__ import annotations
 
 import logging
+from decimal import Decimal
 
 from django.utils import timezone
 
@@ -29,14 +30,19 @@ def payout_wallets_read(codes: list[str]) -> None:
     PayoutWallet.objects.exclude(code__in=codes).delete()
 
 
+def wallet_reading(code: str) -> tuple[Decimal, Decimal | None]:
+    """What the payout wallet of `code` can spend now, and on account chains the hot address's gas money
+    (None elsewhere), asked of the node; ChainUnavailable when it cannot be asked."""
+    backend = get_backend(code)
+    gas = getattr(backend, "gas_tank", None)
+    return backend.spendable(code), None if gas is None else gas(code)
+
+
 def payout_wallet_read(code: str) -> PayoutWallet | None:
     """Read the payout wallet of `code` from its node and store it; None when there is nothing to store
     (a bottomless sandbox wallet, or the node cannot be asked now)."""
-    backend = get_backend(code)
     try:
-        balance = backend.spendable(code)
-        gas = getattr(backend, "gas_tank", None)
-        gas_tank = None if gas is None else gas(code)
+        balance, gas_tank = wallet_reading(code)
     except ChainUnavailable as exc:
         logger.info("payout wallet of %s not read: %s", code, exc)
         return None
