@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
+from typing import Any
 
 from django.db import transaction
 from prometheus_client import Counter, Histogram, disable_created_metrics
@@ -61,38 +61,38 @@ WEBHOOK_OUTCOMES = frozenset({"delivered", "retry", "failed", "skipped"})
 
 
 def deposits_seen(code: str, count: int = 1) -> None:
-    _on_commit(DEPOSITS_SEEN.labels(code=code).inc, count)
+    _on_commit(count, DEPOSITS_SEEN.labels(code=code))
 
 
 def deposits_confirmed(code: str, count: int = 1) -> None:
-    _on_commit(DEPOSITS_CONFIRMED.labels(code=code).inc, count)
+    _on_commit(count, DEPOSITS_CONFIRMED.labels(code=code))
 
 
 def invoice_created() -> None:
-    _on_commit(INVOICES_CREATED.inc, 1)
-    invoice_status("created")
+    _on_commit(1, INVOICES_CREATED, INVOICE_STATUSES.labels(status="created"))
 
 
 def invoice_status(status: str, count: int = 1) -> None:
     """`count` invoices entered `status` (a transition of invoices.services) in the current transaction."""
-    _on_commit(INVOICE_STATUSES.labels(status=status).inc, count)
+    _on_commit(count, INVOICE_STATUSES.labels(status=status))
 
 
 def webhook_attempt(outcome: str) -> None:
     if outcome not in WEBHOOK_OUTCOMES:
         raise ValueError(f"unknown webhook outcome {outcome!r}")
-    _on_commit(WEBHOOK_ATTEMPTS.labels(outcome=outcome).inc, 1)
+    _on_commit(1, WEBHOOK_ATTEMPTS.labels(outcome=outcome))
 
 
-def _on_commit(inc: Callable[[float], None], amount: int) -> None:
-    """`inc(amount)` once the current transaction commits (at once outside one)."""
+def _on_commit(amount: int, *counters: Any) -> None:
+    """Each counter `inc(amount)` once the current transaction commits (at once outside one): one callback."""
     if amount:
-        transaction.on_commit(lambda: _count(inc, amount))
+        transaction.on_commit(lambda: _count(counters, amount))
 
 
-def _count(inc: Callable[[float], None], amount: int) -> None:
+def _count(counters: tuple[Any, ...], amount: int) -> None:
     try:
-        inc(amount)
+        for counter in counters:
+            counter.inc(amount)
     except OSError:
         # A full disk or a removed PROMETHEUS_MULTIPROC_DIR loses a count, never the work that was done.
         logger.warning("a metric could not be counted (PROMETHEUS_MULTIPROC_DIR?)", exc_info=True)
