@@ -25,12 +25,9 @@ def _iso(moment: datetime | None) -> str | None:
     return None if moment is None else moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-def alert_body(alert: Alert, *, event: str, event_id: str) -> dict[str, Any]:
-    """What the operator webhook receives (docs/operations.md#alerts): the alert as it stands at the event."""
+def alert_fields(alert: Alert) -> dict[str, Any]:
+    """The alert as it stands now, as the operator webhook and `manage.py alerts list --json` show it."""
     return {
-        "id": alert.pk,
-        "eventId": event_id,
-        "event": f"alert.{event}",
         "kind": alert.kind,
         "key": alert.key,
         "message": alert.message,
@@ -43,6 +40,11 @@ def alert_body(alert: Alert, *, event: str, event_id: str) -> dict[str, Any]:
         "resolvedAt": _iso(alert.resolved_at),
         "resolvedBy": alert.resolved_by or None,
     }
+
+
+def alert_body(alert: Alert, *, event: str, event_id: str) -> dict[str, Any]:
+    """What the operator webhook receives (docs/operations.md#alerts): the alert as it stands at the event."""
+    return {"id": alert.pk, "eventId": event_id, "event": f"alert.{event}", **alert_fields(alert)}
 
 
 def configured_channels() -> list[str]:

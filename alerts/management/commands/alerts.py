@@ -4,6 +4,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from alerts.models import Alert
+from alerts.outbox import alert_fields
 from alerts.selectors import alert_list_open, alert_list_recent
 from alerts.services import alert_acknowledge, alert_resolve_by_person
 from payments.errors import DomainError
@@ -53,20 +54,4 @@ def _as_line(alert: Alert) -> str:
 
 
 def _as_json(alert: Alert) -> dict[str, Any]:
-    def iso(moment: Any) -> str | None:
-        return None if moment is None else moment.isoformat()
-
-    return {
-        "id": alert.pk,
-        "kind": alert.kind,
-        "key": alert.key,
-        "message": alert.message,
-        "status": alert.status,
-        "count": alert.count,
-        "raisedAt": iso(alert.raised_at),
-        "lastRaisedAt": iso(alert.last_raised_at),
-        "acknowledgedAt": iso(alert.acknowledged_at),
-        "acknowledgedBy": alert.acknowledged_by or None,
-        "resolvedAt": iso(alert.resolved_at),
-        "resolvedBy": alert.resolved_by or None,
-    }
+    return {"id": alert.pk, **alert_fields(alert)}
