@@ -32,10 +32,19 @@ from config.tasks import task
 logger = logging.getLogger("kassa.publish")
 
 
+Wake = tuple[str, ...]  # a task's name, then the arguments of its message
+
+
 def wake_on_commit(name: str, *args: str) -> None:
     """Once the caller's transaction commits (at once in autocommit): make sure a message of the task `name`
     with `args` waits in the broker, publishing one unless one is waiting already."""
-    transaction.on_commit(functools.partial(_wake, name, args))
+    wakes_on_commit((name, *args))
+
+
+def wakes_on_commit(*wakes: Wake) -> None:
+    """`wake_on_commit` for several tasks: one callback, whose flags take one cache round trip."""
+    if wakes:
+        transaction.on_commit(functools.partial(_wake, wakes))
 
 
 def woken(name: str, *args: str) -> None:
@@ -71,15 +80,29 @@ def wake_flags_clear() -> None:
             flags.delete(stored[unprefixed:])
 
 
-def _wake(name: str, args: tuple[str, ...]) -> None:
-    key = wake_key(name, *args)
-    if settings.WAKE_COALESCE:
-        try:
-            if not cache.add(key, 1, timeout=settings.WAKE_TTL_SECONDS):
-                return  # a message is waiting, and its task reads after this commit
-        except Exception as exc:  # the cache is down: publish, one message too many is harmless
-            logger.warning("wake-up flag of %s%r not set (%s: %s)", name, args, type(exc).__name__, exc)
-    if not task(name).publish_committed(args) and settings.WAKE_COALESCE:
-        # So the next commit tries to publish again; if the cache fails too, the flag expires.
-        with contextlib.suppress(Exception):
-            cache.delete(key)
+def _wake(wakes: tuple[Wake, ...]) -> None:
+    keys = [wake_key(*wake) for wake in wakes]
+    for (name, *args), key, waiting in zip(wakes, keys, _flags_set(keys), strict=True):
+        if waiting:
+            continue  # a message is waiting, and its task reads after this commit
+        if not task(name).publish_committed(tuple(args)) and settings.WAKE_COALESCE:
+            # So the next commit tries to publish again; if the cache fails too, the flag expires.
+            with contextlib.suppress(Exception):
+                cache.delete(key)
+
+
+def _flags_set(keys: list[str]) -> list[bool]:
+    """Set each flag that is not set (SET NX with an expiry); True for each that was set already. A cache
+    that fails, or none shared: none was, so that every wake publishes."""
+    if not settings.WAKE_COALESCE:
+        return [False] * len(keys)
+    try:
+        add_many = getattr(cache, "add_many", None)  # config.cache.RedisCache: one round trip for them all
+        if add_many is not None:
+            added = add_many(keys, 1, timeout=settings.WAKE_TTL_SECONDS)
+        else:
+            added = [cache.add(key, 1, timeout=settings.WAKE_TTL_SECONDS) for key in keys]
+    except Exception as exc:  # the cache is down: publish, one message too many is harmless
+        logger.warning("wake-up flags %s not set (%s: %s)", ", ".join(keys), type(exc).__name__, exc)
+        return [False] * len(keys)
+    return [not was_added for was_added in added]

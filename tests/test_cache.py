@@ -56,3 +56,20 @@ def test_the_deployment_uses_it_with_redis():
     from django.core.cache import caches
 
     assert isinstance(caches["default"], RedisCache)
+
+
+def test_add_many_adds_each_missing_key_in_one_round_trip(monkeypatch):
+    cache = _cache()
+    cache.delete_many(["a", "b", "c"])
+    cache.add("b", 7, timeout=30)
+    client = cache._cache.get_client(write=True)
+    sent = []
+    monkeypatch.setattr(client, "execute_command", lambda *args, **kw: sent.append(args))  # no single calls
+
+    assert cache.add_many(["a", "b", "c"], 1, timeout=30) == [True, False, True]
+
+    monkeypatch.undo()
+    assert sent == []  # all went through the pipeline
+    assert [cache.get(key) for key in ("a", "b", "c")] == [1, 7, 1]
+    assert 0 < client.ttl(cache.make_key("a")) <= 30
+    cache.delete_many(["a", "b", "c"])

@@ -11,10 +11,11 @@ import pytest
 from django.core.cache import cache
 from django.db import transaction
 
-from config.wakeup import wake_key, wake_on_commit, woken
+from config.wakeup import wake_key, wake_on_commit, wakes_on_commit, woken
 from webhooks.tests.events import capture_messages
 
 PLAN = "withdrawals.tasks.payout_plan"
+DISPATCH = "webhooks.tasks.webhook_dispatch"
 pytestmark = pytest.mark.django_db(transaction=True)  # real commits: wake-ups happen after them
 
 
@@ -55,6 +56,21 @@ def test_nothing_is_sent_for_a_rolled_back_transaction(monkeypatch):
     assert cache.get(wake_key(PLAN, "btc")) is None  # and the next commit is not held back
 
 
+def test_one_commit_wakes_several_tasks_with_one_callback(monkeypatch):
+    from django.db import connection
+
+    sent = capture_messages(monkeypatch)
+    with transaction.atomic():
+        wakes_on_commit((DISPATCH,), (PLAN, "btc"))
+        assert len(connection.run_on_commit) == 1
+    wakes_on_commit((DISPATCH,), (PLAN, "btc"), (PLAN, "ltc"))  # two are waiting: only the third is sent
+
+    assert sent == [(DISPATCH, ()), (PLAN, ("btc",)), (PLAN, ("ltc",))]
+    woken(PLAN, "btc")
+    wakes_on_commit((DISPATCH,), (PLAN, "btc"))
+    assert sent[3:] == [(PLAN, ("btc",))]
+
+
 def test_without_a_shared_cache_every_commit_sends(monkeypatch, settings):
     settings.WAKE_COALESCE = False
     sent = capture_messages(monkeypatch)
@@ -90,13 +106,15 @@ def test_a_cache_that_fails_still_lets_the_message_go(monkeypatch, caplog):
         raise ConnectionError("cache down")
 
     monkeypatch.setattr(cache, "add", down)
+    monkeypatch.setattr(cache, "add_many", down, raising=False)  # Redis: several flags in one round trip
     monkeypatch.setattr(cache, "delete", down)
     with caplog.at_level(logging.WARNING, logger="kassa.publish"):
         wake_on_commit(PLAN, "btc")
         woken(PLAN, "btc")  # logged; the flag would expire after WAKE_TTL_SECONDS
+        wakes_on_commit((DISPATCH,), (PLAN, "ltc"))
 
-    assert sent == [(PLAN, ("btc",))]
-    assert caplog.text.count("cache down") == 2
+    assert sent == [(PLAN, ("btc",)), (DISPATCH, ()), (PLAN, ("ltc",))]
+    assert caplog.text.count("cache down") == 3
 
 
 @pytest.mark.parametrize(

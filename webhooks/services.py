@@ -22,7 +22,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from config.tasks import task
-from config.wakeup import wake_on_commit
+from config.wakeup import Wake, wake_on_commit, wakes_on_commit
 from payments import jsonutil
 from payments.bulkinsert import bulk_insert
 from payments.errors import InvalidState, NotFound
@@ -69,11 +69,12 @@ def webhook_event_rows(events: Sequence[tuple[Company, str, str, dict[str, Any]]
     ]
 
 
-def webhook_enqueue(written: Sequence[WebhookEvent]) -> None:
+def webhook_enqueue(written: Sequence[WebhookEvent], *, also: Sequence[Wake] = ()) -> None:
     """Wake the dispatcher once the caller's transaction commits (at once in autocommit, where the statement
-    that wrote them has committed already), if any event of `written` is to be delivered."""
-    if any(event.status == WebhookEvent.Status.PENDING for event in written):
-        wake_on_commit(DISPATCH_TASK)
+    that wrote them has committed already), if any event of `written` is to be delivered; and the tasks of
+    `also` (config.wakeup), in the same cache round trip."""
+    pending = any(event.status == WebhookEvent.Status.PENDING for event in written)
+    wakes_on_commit(*([(DISPATCH_TASK,)] if pending else []), *also)
 
 
 def webhook_publish_changed(changed_sql: str, params: Sequence[Any], *, family: str) -> int:

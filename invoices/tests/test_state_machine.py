@@ -218,7 +218,7 @@ def test_the_sweep_writes_each_closed_invoice_its_event(  # type: ignore[no-unty
         assert (event.next_attempt_at is not None) == bool(webhook_url)
     # config.wakeup: (task, its args), once per batch; the other callbacks count metrics.
     woken = [callback.args for callback in callbacks if getattr(callback, "func", None) is wakeup._wake]
-    assert woken == ([("webhooks.tasks.webhook_dispatch", ())] * 2 if webhook_url else [])
+    assert woken == ([((("webhooks.tasks.webhook_dispatch",),),)] * 2 if webhook_url else [])
     assert set(Invoice.objects.values_list("status", flat=True)) == {Status.CLOSED}
 
 
