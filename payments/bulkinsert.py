@@ -11,7 +11,8 @@ Generated keys are drawn from the column's sequence first and set on the objects
 
 `insert_together` writes new rows of several models (an invoice, its items and its webhook event) in one
 statement on PostgreSQL: one round trip, and atomic by itself, so a caller in autocommit needs no BEGIN and
-COMMIT around it.
+COMMIT around it. With a `Source`, the same statement first runs the caller's own queries (a balance hold)
+and makes each row from their result (`Expr` values), or makes none when they have none.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import functools
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -96,37 +98,79 @@ def _insert(db: BaseDatabaseWrapper, objs: Sequence[Model]) -> None:
 TOGETHER_MAX_ROWS = 30
 
 
-def insert_together(*groups: Sequence[Model]) -> None:
+@dataclass(frozen=True)
+class Expr:
+    """A value `insert_together` writes as this SQL, with its own `%s` parameters, instead of a parameter.
+    With a `Source`, it may read the columns of the source's row (`{name}.column`)."""
+
+    sql: str
+    params: tuple[Any, ...] = ()
+
+
+@dataclass(frozen=True)
+class Source:
+    """What the rows of `insert_together` are made from: `ctes`, the WITH-queries the statement starts with
+    (SQL text with `%s` placeholders for `params`), the last of them named `name` and of at most one row.
+    Each group's one row is then `INSERT ... SELECT ... FROM name`: no row there, no row inserted anywhere.
+    `selects` are SQL values (of the queries) that `insert_together` returns."""
+
+    ctes: str
+    params: Sequence[Any]
+    name: str
+    selects: tuple[str, ...]
+
+
+def insert_together(*groups: Sequence[Model], source: Source | None = None) -> tuple[Any, ...]:
     """Insert each group (new rows of one model) in one statement, in the order given, so a group may
     refer to the rows of an earlier one; primary keys drawn from a sequence are set on the objects.
 
     PostgreSQL, up to TOGETHER_MAX_ROWS rows in all: one `INSERT ... VALUES` per group, each a
     data-modifying CTE of the same statement, which commits or fails whole even in autocommit. More rows,
-    or another database: `bulk_insert` per group in one transaction."""
+    or another database: `bulk_insert` per group in one transaction.
+
+    With `source` (PostgreSQL, one row per group): the statement runs the source's queries first and makes
+    the rows from its row, or none when it has none (then the objects are left unsaved); it returns the
+    values of `source.selects`."""
     groups = tuple(group for group in groups if group)
     if not groups:
-        return
+        return ()
     db = connections[DEFAULT_DB_ALIAS]
-    if db.vendor != "postgresql" or sum(len(group) for group in groups) > TOGETHER_MAX_ROWS:
+    if source is None and (
+        db.vendor != "postgresql" or sum(len(group) for group in groups) > TOGETHER_MAX_ROWS
+    ):
         with transaction.atomic():
             for group in groups:
                 bulk_insert(group)
-        return
+        return ()
+    if source is not None and (db.vendor != "postgresql" or any(len(group) != 1 for group in groups)):
+        raise ValueError("insert_together from a source needs PostgreSQL and one row per group.")
     # A key from the column's sequence comes back through RETURNING, in the order of the VALUES rows (what
     # Django's bulk_create relies on for PostgreSQL as well).
     shape = tuple(
         (type(group[0]), len(group), isinstance(type(group[0])._meta.pk, AutoField) and _keyless(group))
         for group in groups
     )
-    params: list[Any] = [
-        _prepared(field, field.pre_save(obj, add=True), db)
-        for (model, _, drawn), group in zip(shape, groups, strict=True)
-        for obj in group
-        for field in _written_fields(model, drawn)
-    ]
+    if source is None:  # the hot path of an invoice create: every value a parameter
+        exprs: tuple[str | None, ...] = ()
+        params: list[Any] = [
+            _prepared(field, field.pre_save(obj, add=True), db)
+            for (model, _, drawn), group in zip(shape, groups, strict=True)
+            for obj in group
+            for field in _written_fields(model, drawn)
+        ]
+    else:
+        exprs, params = _with_exprs(shape, groups, source, db)
+    statement = _together_sql(shape, exprs, source and (source.ctes, source.name, source.selects))
     with db.cursor() as cursor:
-        cursor.execute(_together_sql(shape), params)
-        drawn_keys = iter(cursor.fetchone())
+        cursor.execute(statement, params)
+        row = cursor.fetchone()
+    if source is not None:
+        # The statement's first value: the source's row count (0 or 1); its selects follow.
+        made, row = row[0], row[1:]
+        selected, row = tuple(row[: len(source.selects)]), row[len(source.selects) :]
+        if not made:
+            return selected  # nothing was written
+    drawn_keys = iter(row)
     for (model, _, drawn), group in zip(shape, groups, strict=True):
         if drawn:
             pk = model._meta.pk
@@ -136,6 +180,29 @@ def insert_together(*groups: Sequence[Model]) -> None:
         for obj in group:
             obj._state.adding = False
             obj._state.db = db.alias
+    return selected if source is not None else ()
+
+
+def _with_exprs(
+    shape: tuple[tuple[type[Model], int, bool], ...],
+    groups: Sequence[Sequence[Model]],
+    source: Source,
+    db: BaseDatabaseWrapper,
+) -> tuple[tuple[str | None, ...], list[Any]]:
+    """The values' SQL (that of each `Expr`, None for a parameter) and the parameters, the source's first."""
+    exprs: list[str | None] = []
+    params = list(source.params)
+    for (model, _, drawn), group in zip(shape, groups, strict=True):
+        for obj in group:
+            for field in _written_fields(model, drawn):
+                value = field.pre_save(obj, add=True)
+                if type(value) is Expr:
+                    exprs.append(value.sql)
+                    params.extend(value.params)
+                else:
+                    exprs.append(None)
+                    params.append(_prepared(field, value, db))
+    return tuple(exprs), params
 
 
 def _keyless(group: Sequence[Model]) -> bool:
@@ -147,25 +214,35 @@ def _written_fields(model: type[Model], drawn: bool) -> list[Field]:
 
 
 @functools.lru_cache(maxsize=256)
-def _together_sql(shape: tuple[tuple[type[Model], int, bool], ...]) -> str:
-    """The statement of `insert_together` for groups of these (model, rows, keys drawn): built once per
-    shape and process, since composing it costs as much as running it. Its one row holds the drawn keys of
-    each group that draws them, as an array, in VALUES order."""
+def _together_sql(
+    shape: tuple[tuple[type[Model], int, bool], ...],
+    exprs: tuple[str | None, ...],
+    source: tuple[str, str, tuple[str, ...]] | None,
+) -> str:
+    """The statement of `insert_together` for groups of these (model, rows, keys drawn), values (the SQL of
+    each `Expr`, None for a parameter) and source (its queries, name and selects): built once per shape and
+    process, since composing it costs as much as running it. Its one row holds, with a source, the count of
+    the source's rows and its selects, then the drawn keys of each group that draws them, as an array, in
+    VALUES order."""
     quote = connections[DEFAULT_DB_ALIAS].ops.quote_name
-    parts, keys = [], []
+    parts, keys = [source[0]] if source else [], []
+    values = iter(exprs or ())
     for index, (model, rows, drawn) in enumerate(shape):
         fields = _written_fields(model, drawn)
-        row = "(" + ", ".join(["%s"] * len(fields)) + ")"
+        made = [", ".join((next(values, None) or "%s") for _ in fields) for _ in range(rows)]
         columns = ", ".join(quote(str(field.column)) for field in fields)
         pk = quote(str(model._meta.pk.column))  # type: ignore[union-attr]
         returning = f" RETURNING {pk}" if drawn else ""
-        values = ", ".join([row] * rows)
+        # Table and column names from the models; every value is a parameter or the caller's SQL.
+        selecting = f"SELECT {made[0]} FROM {source[1]}" if source else ""  # noqa: S608
+        rows_sql = selecting or "VALUES " + ", ".join(f"({row})" for row in made)
         table = quote(model._meta.db_table)
-        # Table and column names from the models; every value is a parameter.
-        parts.append(f"insert_{index} AS (INSERT INTO {table} ({columns}) VALUES {values}{returning})")  # noqa: S608
+        parts.append(f"insert_{index} AS (INSERT INTO {table} ({columns}) {rows_sql}{returning})")
         if drawn:
             keys.append(f"(SELECT array_agg({pk}) FROM insert_{index})")  # noqa: S608
-    return f"WITH {', '.join(parts)} SELECT {', '.join(keys) or 1}"
+    selected = [f"(SELECT count(*) FROM {source[1]})", *source[2]] if source else []  # noqa: S608
+    selected += keys
+    return f"WITH {', '.join(parts)} SELECT {', '.join(selected) or 1}"
 
 
 # Field classes (exactly these, not subclasses that may prepare values their own way) whose

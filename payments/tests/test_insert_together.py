@@ -10,7 +10,7 @@ from django.db import IntegrityError, connection
 from django.test.utils import CaptureQueriesContext
 
 from invoices.models import Invoice, InvoiceItem
-from payments.bulkinsert import TOGETHER_MAX_ROWS, insert_together
+from payments.bulkinsert import TOGETHER_MAX_ROWS, Expr, Source, insert_together
 from tests.factories import CompanyFactory
 from webhooks.models import WebhookEvent
 
@@ -129,3 +129,42 @@ def test_uuids_and_datetimes_are_written_as_the_orm_writes_them(rows):
         expected = WebhookEvent.objects.values_list("next_attempt_at", "lease_token").get(pk=twin.pk)
         stored = WebhookEvent.objects.filter(pk__in=[e.pk for e in written])
         assert set(stored.values_list("next_attempt_at", "lease_token")) == {expected}
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+@pytest.mark.parametrize("has_row", [True, False], ids=["a row", "no row"])
+def test_from_a_source_the_rows_read_its_row_or_none_is_written(has_row):
+    company = CompanyFactory()
+    invoice, items, event = _rows(company, positions=(0,))
+    invoice.invoice_currency = Expr("src.currency")
+    event.body = Expr("replace(%s::text, '<n>', src.n::text)", ('{"n": <n>}',))
+    source = Source(
+        ctes="src AS (SELECT %s::text AS currency, 41 + 1 AS n WHERE %s)",
+        params=["eur", has_row],
+        name="src",
+        selects=("(SELECT n FROM src)", "(SELECT currency FROM src)"),
+    )
+
+    selected = insert_together([invoice], items, [event], source=source)
+
+    assert selected == ((42, "eur") if has_row else (None, None))
+    if has_row:
+        assert Invoice.objects.get(pk=invoice.pk).invoice_currency == "eur"
+        assert WebhookEvent.objects.get().body == '{"n": 42}'
+        assert items[0].pk and InvoiceItem.objects.get().pk == items[0].pk
+        assert not invoice._state.adding
+    else:
+        assert not Invoice.objects.exists() and not InvoiceItem.objects.exists()
+        assert not WebhookEvent.objects.exists()
+        assert invoice._state.adding and items[0].pk is None  # left unsaved
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_from_a_source_each_group_is_one_row():
+    company = CompanyFactory()
+    invoice, items, event = _rows(company, positions=(0, 1))
+
+    with pytest.raises(ValueError, match="one row per group"):
+        insert_together([invoice], items, [event], source=Source("src AS (SELECT 1)", [], "src", ()))
