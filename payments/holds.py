@@ -24,7 +24,8 @@ from django.db import DEFAULT_DB_ALIAS, NotSupportedError, connections, transact
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.utils import timezone
 
-from payments.assets import get_asset
+from payments.assets import Asset, get_asset
+from payments.bulkinsert import Expr, Source
 from payments.ledger import (
     CompanyId,
     InsufficientBalance,
@@ -91,21 +92,9 @@ def ledger_hold_fresh(
         raise NotSupportedError("ledger_hold_fresh needs PostgreSQL; elsewhere use ledger_hold_unwritten.")
     if not db.in_atomic_block:
         raise transaction.TransactionManagementError("ledger_hold_fresh must run inside transaction.atomic.")
-    asset = get_asset(code)
-    if not amounts:
-        raise ValueError("A hold needs at least one amount.")
-    for amount in amounts:
-        _require_amount(amount, asset)
     # Everything but the statement happens before it, so that the account is locked as briefly as can be.
-    with decimal.localcontext(MONEY_CONTEXT):  # exact: the default 28 digits could round a 36-digit sum
-        total = sum(amounts, _ZERO)
-        # copy_negate, not unary minus: minus rounds to the context's digits (as in payments.ledger).
-        entries = [
-            LedgerEntry(kind=Kind.WITHDRAWAL_HOLD, available_delta=amount.copy_negate(), held_delta=amount)
-            for amount in amounts
-        ]
-    company = Account._meta.get_field("company").get_db_prep_value(company_id, db)
-    params = [total, total, timezone.now(), company, asset.code, total, *after_params]
+    asset, total, entries, params = _hold_values(db, company_id, code, amounts)
+    params += after_params
     statement = _statement(after)
 
     account_id, after_value = _run(db, statement, params)
@@ -128,6 +117,55 @@ def ledger_hold_fresh(
     for entry in entries:
         entry.account_id = account_id
     return FreshHold(entries, after_value)
+
+
+def ledger_hold_source(
+    *, company_id: CompanyId, code: str, amount: Decimal, after: AfterHold, after_params: Sequence[Any]
+) -> tuple[Source, LedgerEntry]:
+    """`ledger_hold_fresh` of one amount for a caller in autocommit that writes its rows in the same
+    statement: `insert_together(entry, *its rows, source=...)` (payments.bulkinsert). The hold, `after` and
+    the rows then commit together, or nothing is written at all.
+
+    The source's one row, `hold`, holds the account's key (`hold.account_id`) and what `after` returned
+    (`hold.after_value`), which the caller's rows read through `Expr` values (the entry's reference, set
+    by the caller, too; its account is the source's). It has no row, and nothing is held, updated or
+    written, when the account is missing or short, or `after`'s row does not exist: the caller then takes
+    the way of `ledger_hold_fresh` in a transaction, which says which. `insert_together` returns
+    `(account key, after value)`, both None then. PostgreSQL only."""
+    db = connections[DEFAULT_DB_ALIAS]
+    if db.vendor != "postgresql" or db.in_atomic_block:
+        raise transaction.TransactionManagementError("ledger_hold_source runs in autocommit, on PostgreSQL.")
+    _, _, (entry,), params = _hold_values(db, company_id, code, [amount])
+    entry.account_id = Expr("hold.account_id")  # type: ignore[assignment]  # written by insert_together
+    # The guard reads `after`'s row with the parameters of its condition, which follow those of assignments.
+    guard_params = list(after_params)[after.assignments.count("%s") :]
+    source = Source(
+        ctes=_source_ctes(after),
+        params=[*params, *guard_params, *after_params],
+        name="hold",
+        selects=("(SELECT account_id FROM hold)", "(SELECT after_value FROM hold)"),
+    )
+    return source, entry
+
+
+def _hold_values(
+    db: BaseDatabaseWrapper, company_id: CompanyId, code: str, amounts: Sequence[Decimal]
+) -> tuple[Asset, Decimal, list[LedgerEntry], list[Any]]:
+    """The amounts checked; their asset and sum, the unsaved entries, and the parameters of `held`."""
+    asset = get_asset(code)
+    if not amounts:
+        raise ValueError("A hold needs at least one amount.")
+    for amount in amounts:
+        _require_amount(amount, asset)
+    with decimal.localcontext(MONEY_CONTEXT):  # exact: the default 28 digits could round a 36-digit sum
+        total = sum(amounts, _ZERO)
+        # copy_negate, not unary minus: minus rounds to the context's digits (as in payments.ledger).
+        entries = [
+            LedgerEntry(kind=Kind.WITHDRAWAL_HOLD, available_delta=amount.copy_negate(), held_delta=amount)
+            for amount in amounts
+        ]
+    company = Account._meta.get_field("company").get_db_prep_value(company_id, db)
+    return asset, total, entries, [total, total, timezone.now(), company, asset.code, total]
 
 
 def _run(db: BaseDatabaseWrapper, statement: str, params: Sequence[Any]) -> tuple[int | None, Any]:
@@ -154,6 +192,23 @@ def _statement(after: AfterHold) -> str:
     UPDATE that waited for another transaction's lock re-checks `available >= total` on what that one
     committed.
     """
+    held, after_hold = _ctes(after)
+    return f"WITH {held}, {after_hold} SELECT (SELECT id FROM held), (SELECT after_value FROM after_hold)"  # noqa: S608
+
+
+@functools.lru_cache(maxsize=16)
+def _source_ctes(after: AfterHold) -> str:
+    """`_statement`'s two queries, `held` made only when `after`'s row exists (read, not locked: the lock
+    order stays the one `_statement` explains), and `hold`: one row when `held` made one. A `held` row
+    without `after_hold`'s cannot be (rows `after` updates are never deleted), and would give `hold` a NULL
+    `after_value`, which the caller's rows are refused for (NOT NULL): the statement then fails whole."""
+    guard = f"EXISTS (SELECT 1 FROM {after.table} WHERE {after.condition})"  # noqa: S608 - names, %s only
+    held, after_hold = _ctes(after, guard=guard)
+    joined = "SELECT held.id AS account_id, after_hold.after_value FROM held LEFT JOIN after_hold ON true"
+    return f"{held}, {after_hold}, hold AS ({joined})"
+
+
+def _ctes(after: AfterHold, guard: str = "") -> tuple[str, str]:
     quote = connections[DEFAULT_DB_ALIAS].ops.quote_name
     meta = Account._meta
 
@@ -163,10 +218,10 @@ def _statement(after: AfterHold) -> str:
     available, held, pk = column("available"), column("held"), column("id")
     # Table and column names from the models and the caller; every value is a parameter.
     return (
-        f"WITH held AS (UPDATE {quote(meta.db_table)} SET {available} = {available} - %s, "  # noqa: S608
+        f"held AS (UPDATE {quote(meta.db_table)} SET {available} = {available} - %s, "  # noqa: S608
         f"{held} = {held} + %s, {column('updated_at')} = %s "
-        f"WHERE {column('company')} = %s AND {column('code')} = %s AND {available} >= %s RETURNING {pk}), "
-        f"after_hold AS (UPDATE {after.table} SET {after.assignments} WHERE ({after.condition}) "
-        f"AND EXISTS (SELECT 1 FROM held) RETURNING {after.returning} AS after_value) "
-        f"SELECT (SELECT {pk} FROM held), (SELECT after_value FROM after_hold)"
+        f"WHERE {column('company')} = %s AND {column('code')} = %s AND {available} >= %s"
+        f"{' AND ' + guard if guard else ''} RETURNING {pk})",
+        f"after_hold AS (UPDATE {after.table} SET {after.assignments} WHERE ({after.condition}) "  # noqa: S608
+        f"AND EXISTS (SELECT 1 FROM held) RETURNING {after.returning} AS after_value)",
     )

@@ -20,17 +20,16 @@ company's payout policy row when a limit needs it (withdrawals.policy), the acco
 (sorted), then the company's uid counter. Refunds arrive holding the
 invoice and its account lock (the invoice service credits right before calling us); sweeps hold their
 rule's lock first. Nobody takes an account lock while holding the counter. A withdrawal in one code on
-PostgreSQL takes both in one statement, the account first (payments.holds explains why that order holds).
+PostgreSQL takes both in one statement, the account first (withdrawals.holding; payments.holds explains
+why that order holds).
 """
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import logging
-import secrets
 from collections.abc import Callable, Sequence
-from decimal import localcontext
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from uuid import UUID
 
 from django.conf import settings
@@ -39,29 +38,19 @@ from django.utils import timezone
 
 from chains.base import get_backend, is_sandbox
 from config.request_id import log_objects
-from config.wakeup import wake_on_commit
 from payments.assets import get_asset
 from payments.bulkinsert import insert_together
 from payments.errors import FieldError, InvalidState, NotFound, UnsupportedAsset, ValidationFailed
-from payments.holds import AfterHold, ledger_hold_fresh
-from payments.ledger import (
-    InsufficientBalance,
-    account_for_update,
-    ledger_hold_unwritten,
-    ledger_post,
-    ledger_release,
-)
-from payments.models import Company, LedgerEntry, SandboxTransaction
-from payments.money import MONEY_CONTEXT, number_text
+from payments.ledger import InsufficientBalance, ledger_post, ledger_release
+from payments.models import Company, SandboxTransaction
+from payments.money import number_text
 from webhooks.models import WebhookEvent
 from webhooks.payloads import withdrawal_body
 from webhooks.services import webhook_enqueue, webhook_event_rows, webhook_publish
-from withdrawals.models import Withdrawal, WithdrawalCounter, WithdrawalRequest
+from withdrawals import holding
+from withdrawals.models import Withdrawal, WithdrawalRequest
 from withdrawals.policy import Hold, holds_apply, payout_policy_enforce
 from withdrawals.rules import CheckedItem, WithdrawalItem, check_item
-
-if TYPE_CHECKING:
-    pass
 
 logger = logging.getLogger(__name__)
 
@@ -126,44 +115,6 @@ def _guard(withdrawal: Withdrawal, name: str) -> str:
     return target
 
 
-@functools.cache
-def _counter_sql() -> tuple[str, AfterHold]:
-    """The counter's `UPDATE ... RETURNING` (parameters: the count, the company's key), and the same update
-    as the follow-up of a one-code hold (payments.holds), made in the statement that locks the account."""
-    meta, quote = WithdrawalCounter._meta, connection.ops.quote_name
-    table, key = quote(meta.db_table), quote(str(meta.get_field("company").column))
-    sequence = quote(str(meta.get_field("next_sequence").column))
-    bump = AfterHold(table, f"{sequence} = {sequence} + %s", f"{key} = %s", sequence)
-    return f"UPDATE {table} SET {bump.assignments} WHERE {bump.condition} RETURNING {sequence}", bump  # noqa: S608
-
-
-def _uids(company: Company, next_sequence: int, count: int) -> list[str]:
-    """The `count` uids right before `next_sequence`, the counter's value after `count` was added."""
-    return [f"{company.uid_prefix}-{sequence}" for sequence in range(next_sequence - count, next_sequence)]
-
-
-def _next_uids(company: Company, count: int) -> list[str]:
-    """`count` fresh uids, in one round trip: `UPDATE ... RETURNING` takes the counter row's lock and keeps it
-    until commit. A concurrent caller waits for that lock, then (READ COMMITTED) adds to the row as the first
-    one committed it, so no uid is ever handed out twice; a rolled-back call hands out nothing."""
-    update, _ = _counter_sql()
-    params = [count, _company_key(company)]
-    with connection.cursor() as cursor:
-        cursor.execute(update, params)
-        row = cursor.fetchone()
-        if row is None:  # the company's first withdrawal
-            # A concurrent first withdrawal may insert the same row: our insert waits for it and is then
-            # ignored as a conflict; either way the UPDATE then finds (and locks) the one committed row.
-            WithdrawalCounter.objects.bulk_create([WithdrawalCounter(company=company)], ignore_conflicts=True)
-            cursor.execute(update, params)
-            row = cursor.fetchone()
-    return _uids(company, row[0], count)
-
-
-def _company_key(company: Company) -> Any:
-    return WithdrawalCounter._meta.get_field("company").get_db_prep_value(company.pk, connection)
-
-
 def withdrawal_accept(
     *,
     company: Company,
@@ -178,9 +129,13 @@ def withdrawal_accept(
     The one way in for manual, bulk, automatic and refund withdrawals; the items passed the rules
     (withdrawals.rules) and the payout policy, whose `holds` (one per item) are written with them.
     Raises InsufficientBalance, having written nothing, when a code is short.
+
+    Inside the caller's transaction, which holds the locks until it ends (no savepoint of its own: two round
+    trips per call). One item with no request and no payout holds may come in autocommit instead: on
+    PostgreSQL it is then written by one statement (withdrawals.holding), else in a transaction of its own.
     """
-    if not transaction.get_connection().in_atomic_block:
-        # No savepoint of its own (two round trips per call): the caller's transaction holds the locks.
+    autocommit = not transaction.get_connection().in_atomic_block
+    if autocommit and (len(items) != 1 or request is not None or holds is not None):
         raise transaction.TransactionManagementError("withdrawal_accept must run inside transaction.atomic.")
     codes = sorted({item.code for item in items})
 
@@ -205,68 +160,33 @@ def withdrawal_accept(
         family = WebhookEvent.Family.WITHDRAWAL
         return withdrawals, webhook_event_rows([(company, family, w.uid, _body(w, "")) for w in withdrawals])
 
-    one_code = len(codes) == 1 and connection.vendor == "postgresql"
-    entries, withdrawals, events = (_accept_one_code if one_code else _accept_locked)(company, items, rows)
-    if holds is not None:
-        holds_apply(withdrawals, holds)
-    # Entries, withdrawals and webhook events in one statement (keys by RETURNING); a large bulk with COPY.
-    insert_together(entries, withdrawals, events)
-    webhook_enqueue(events)
-    for code in codes:
-        # One waiting message per code, however many withdrawals: the planner batches them
-        # (withdrawals.payouts). A lost message's work is found by the payout monitor.
-        wake_on_commit(PLAN_TASK, code)
+    if autocommit:
+        one = (
+            holding.accept_one_statement(company, items[0], rows)
+            if connection.vendor == "postgresql"
+            else None
+        )
+        if one is None:  # the statement made nothing: the transaction's way says why (or makes it after all)
+            with transaction.atomic():
+                return withdrawal_accept(
+                    company=company,
+                    items=items,
+                    is_automatic=is_automatic,
+                    refund_invoice_id=refund_invoice_id,
+                )
+        _, withdrawals, events = one
+    else:
+        one_code = len(codes) == 1 and connection.vendor == "postgresql"
+        accept = holding.accept_one_code if one_code else holding.accept_locked
+        entries, withdrawals, events = accept(company, items, rows)
+        if holds is not None:
+            holds_apply(withdrawals, holds)
+        # Entries, withdrawals and webhook events in one statement (keys by RETURNING); a bulk with COPY.
+        insert_together(entries, withdrawals, events)
+    # The dispatcher, and one waiting message per code however many withdrawals (the planner batches them,
+    # withdrawals.payouts), in one cache round trip. A lost message's work is found by the payout monitor.
+    webhook_enqueue(events, also=[(PLAN_TASK, code) for code in codes])
     return withdrawals
-
-
-Rows = Callable[[Sequence[str]], tuple[list[Withdrawal], list[WebhookEvent]]]
-Accepted = tuple[list[LedgerEntry], list[Withdrawal], list[WebhookEvent]]
-
-
-def _accept_one_code(company: Company, items: Sequence[CheckedItem], rows: Rows) -> Accepted:
-    """Every item in one code, on PostgreSQL (the common case), with the account locked as briefly as can
-    be: each withdrawal of a merchant queues on that lock. The rows are made before it, with a placeholder
-    uid; one statement (payments.holds.ledger_hold_fresh) locks the account, checks and holds the sum and
-    draws the uids from the counter, after the account; the uids are filled in, then the rows written."""
-    count = len(items)
-    with localcontext(MONEY_CONTEXT):
-        amounts = [item.amount + item.fee for item in items]
-    placeholder = f"<uid {secrets.token_hex(8)}>"  # "<" is in no address: no other field of a body has it
-    withdrawals, events = rows([placeholder] * count)
-    after = [count, _company_key(company)]
-    # The account's row lock from here until the transaction ends.
-    hold = ledger_hold_fresh(
-        company_id=company.pk,
-        code=items[0].code,
-        amounts=amounts,
-        after=_counter_sql()[1],
-        after_params=after,
-    )
-    # None: the company's first withdrawal, whose counter row is created now (still after the account).
-    uids = _next_uids(company, count) if hold.after is None else _uids(company, hold.after, count)
-    for withdrawal, event, uid in zip(withdrawals, events, uids, strict=True):
-        withdrawal.uid = event.object_id = uid
-        event.body = event.body.replace(placeholder, uid)
-    # No replay read: each reference carries a uid just drawn from the counter (unique ledger_entry_once).
-    return hold.unwritten([withdrawal.reference for withdrawal in withdrawals]), withdrawals, events
-
-
-def _accept_locked(company: Company, items: Sequence[CheckedItem], rows: Rows) -> Accepted:
-    """Items in several codes, or SQLite: lock every account (sorted), draw the uids, hold, make the rows."""
-    locked = {  # accounts first: see the lock order above
-        code: account_for_update(company_id=company.pk, code=code) for code in sorted({i.code for i in items})
-    }
-    uids = _next_uids(company, len(items))
-    with localcontext(MONEY_CONTEXT):
-        holds = [
-            (item.code, item.amount + item.fee, f"withdrawal:{uid}")
-            for item, uid in zip(items, uids, strict=True)
-        ]
-    # Every check made and the accounts updated; the entries come back unsaved and are written by the
-    # caller, in this transaction. No replay read: each reference carries a uid just drawn from the counter
-    # (see ledger_hold_unwritten and the unique ledger_entry_once).
-    entries = ledger_hold_unwritten(company_id=company.pk, holds=holds, locked=locked)
-    return entries, *rows(uids)
 
 
 def insufficient_errors(
@@ -324,8 +244,13 @@ def withdrawal_request(
     the response there, so a stored response always means the withdrawals exist).
     """
     checked = withdrawal_items_check(items)
-    with transaction.atomic():
-        holds = payout_policy_enforce(company=company, items=checked)  # LimitExceeded; before the accounts
+    # One item, no payout policy and no response to store with it, in autocommit: withdrawal_accept needs no
+    # transaction (a caller's transaction gets a savepoint, so that a refusal leaves nothing in it).
+    alone = on_accepted is None and len(checked) == 1 and not company.payout_policy_active
+    alone = alone and not transaction.get_connection().in_atomic_block
+    with contextlib.nullcontext() if alone else transaction.atomic():
+        # LimitExceeded; before the accounts. None, and no query, when the company has no policy.
+        holds = payout_policy_enforce(company=company, items=checked)
         request = None
         if len(checked) > 1:  # a bulk: its withdrawals point to one request row
             request = WithdrawalRequest.objects.create(company=company, item_count=len(checked))

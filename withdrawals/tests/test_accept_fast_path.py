@@ -1,6 +1,7 @@
-"""The one-code withdrawal on PostgreSQL (`_accept_one_code`, payments.holds): the account's lock, the balance
-check and change and the uid draw in one statement, the rows made before it. It must answer and write
-exactly what the locking path (`_accept_locked`, still used for several codes and on SQLite) does."""
+"""The one-code withdrawal on PostgreSQL (withdrawals.holding, payments.holds): `accept_one_code` makes the
+account's lock, the balance check and change and the uid draw in one statement, the rows made before it;
+`accept_one_statement` (one item in autocommit) writes the rows in that statement too. Both must answer and
+write exactly what the locking path (`accept_locked`, still used for several codes and on SQLite) does."""
 
 import json
 from decimal import Decimal
@@ -14,7 +15,7 @@ from payments.ledger import ledger_verify
 from payments.models import Account, LedgerEntry
 from tests.chain import fund
 from webhooks.models import WebhookEvent
-from withdrawals import services
+from withdrawals import holding, services
 from withdrawals.models import Withdrawal, WithdrawalCounter, WithdrawalRequest
 from withdrawals.rules import WithdrawalItem
 from withdrawals.tests.conftest import ADDRESSES, item, withdraw
@@ -31,7 +32,8 @@ def locking_path(monkeypatch):
     """Switch one-code withdrawals to the locking path, the reference the fast path is compared with."""
 
     def switch():
-        monkeypatch.setattr(services, "_accept_one_code", services._accept_locked)
+        monkeypatch.setattr(holding, "accept_one_code", holding.accept_locked)
+        monkeypatch.setattr(holding, "accept_one_statement", lambda *args: None)
 
     return switch
 
@@ -39,14 +41,25 @@ def locking_path(monkeypatch):
 @pytest.fixture
 def fast_path_runs(monkeypatch):
     """How many times the fast path ran (so a test cannot pass on the locking path by mistake)."""
+    return _counted(monkeypatch, "accept_one_code")
+
+
+@pytest.fixture
+def one_statement_runs(monkeypatch):
+    """What each run of the one-statement path made (None: nothing, the transaction's way followed)."""
+    return _counted(monkeypatch, "accept_one_statement")
+
+
+def _counted(monkeypatch, name):
     runs = []
-    real = services._accept_one_code
+    real = getattr(holding, name)
 
     def counted(*args, **kwargs):
-        runs.append(1)
-        return real(*args, **kwargs)
+        runs.append(None)  # a run that raised stays None
+        runs[-1] = made = real(*args, **kwargs)
+        return made
 
-    monkeypatch.setattr(services, "_accept_one_code", counted)
+    monkeypatch.setattr(holding, name, counted)
     return runs
 
 
@@ -204,6 +217,85 @@ def test_an_automatic_sweep_takes_the_fast_path_with_its_account_already_locked(
     account = Account.objects.get(company=merchant.company, code="btc")
     assert (account.available, account.held) == (Decimal(0), Decimal("0.05"))
     assert ledger_verify() == []
+
+
+# --- one item in autocommit: one statement -----------------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)  # autocommit, as a request without an Idempotency-Key runs
+@pytest.mark.parametrize("webhook_url", ["", "https://example.com/hook"], ids=["no webhook", "webhook"])
+def test_one_item_is_written_by_one_statement_with_the_rows_of_the_locking_path(
+    api, merchant, locking_path, one_statement_runs, webhook_url
+):
+    merchant.company.webhook_url = webhook_url
+    merchant.company.save()
+    fund(merchant.company, "btc", "1")
+    assert withdraw(api, item()).status_code == 200  # the company's first: its counter is made
+    assert one_statement_runs == [None]
+
+    with CaptureQueriesContext(connection) as queries:
+        response = withdraw(api, item("btc", "0.002"))
+
+    assert response.status_code == 200
+    prefix = merchant.company.uid_prefix
+    assert response.json() == [{"message": "Withdrawal accepted", "success": True, "uid": f"{prefix}-2"}]
+    assert one_statement_runs[1] is not None
+    # The token's company read, then the one statement: no BEGIN, no COMMIT, nothing else.
+    statements = [q["sql"] for q in queries.captured_queries]
+    assert len(statements) == 2 and statements[1].startswith("WITH held")
+    fast = Withdrawal.objects.get(uid=f"{prefix}-2")
+    locking_path()
+    locking = services.withdrawal_request(
+        company=merchant.company,
+        items=[WithdrawalItem(asset="btc", to=ADDRESSES["btc"], amount=Decimal("0.002"))],
+    )
+    assert _rows(fast) == _rows(locking[0])
+    assert LedgerEntry.objects.filter(reference=f"withdrawal:{prefix}-2").count() == 1
+    assert WithdrawalCounter.objects.get().next_sequence == 4
+    assert not WebhookEvent.objects.filter(body__contains="<uid").exists()
+    assert ledger_verify() == []
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("first_of_company", [True, False], ids=["no counter yet", "counter"])
+@pytest.mark.parametrize("case", ["one item", "no account"])
+def test_one_short_item_in_autocommit_writes_nothing_and_gets_the_locking_answer(
+    api, merchant, locking_path, one_statement_runs, case, first_of_company
+):
+    (code, funded), items = SHORT[case]
+    fund(merchant.company, code, funded)
+    fund(merchant.company, "eth", "1")
+    if not first_of_company:
+        assert withdraw(api, item("eth", "0.01")).status_code == 200
+    before = _written(merchant.company)
+
+    fast = withdraw(api, *(item(c, amount) for c, amount in items))
+    after_fast = _written(merchant.company)
+    assert one_statement_runs[-1] is None
+    locking_path()
+    locking = withdraw(api, *(item(c, amount) for c, amount in items))
+
+    assert fast.status_code == 400
+    assert _without_request_id(fast.json()) == _without_request_id(locking.json())
+    assert after_fast == before == _written(merchant.company)
+    assert ledger_verify() == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_bulk_a_key_or_a_payout_policy_keep_their_transaction(api, merchant, one_statement_runs):
+    from withdrawals.policy import LimitInput, payout_policy_set
+
+    fund(merchant.company, "btc", "1")
+    assert withdraw(api, item(), item()).status_code == 200
+    assert withdraw(api, item(), headers={"Idempotency-Key": "k-1"}).status_code == 200
+    payout_policy_set(
+        company=merchant.company, cooldown_hours=0, limits={"btc": LimitInput(max_per_day=Decimal("0.0045"))}
+    )
+    assert withdraw(api, item()).status_code == 200  # 0.004 of 0.0045 in 24 hours
+    assert withdraw(api, item()).json()["code"] == "limit_exceeded"
+
+    assert one_statement_runs == []
+    assert Withdrawal.objects.count() == 4
 
 
 def _without_request_id(problem: dict) -> dict:  # type: ignore[type-arg]

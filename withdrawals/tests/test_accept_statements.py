@@ -1,11 +1,13 @@
 """What accepting a withdrawal costs the database, and that the rows are written whole or not at all.
 
-A one-item withdrawal on PostgreSQL: the token lookup, BEGIN, one statement that holds the amount on the
-account (taking its row lock) and then draws the uid from the counter (payments.holds), one statement
-writing the hold's entry, the withdrawal and its webhook event, COMMIT. COPY (bulk_insert) only above
+A one-item withdrawal on PostgreSQL: the token lookup, then one statement in autocommit that holds the
+amount on the account (taking its row lock), draws the uid from the counter and writes the hold's entry,
+the withdrawal and its webhook event (withdrawals.holding, payments.holds). Any other one-code withdrawal:
+BEGIN, the hold and the uids in one statement, the rows in another, COMMIT. COPY (bulk_insert) only above
 `TOGETHER_ITEMS`; COPY is not in `connection.queries`, so the driver's `copy` is watched as well.
 """
 
+import re
 from decimal import Decimal
 
 import psycopg
@@ -53,8 +55,8 @@ def _items(count, code="btc", amount="0.001"):
 
 
 @pytest.mark.postgres
-@pytest.mark.django_db(transaction=True)  # the request's own BEGIN and COMMIT, as in production
-def test_one_item_withdrawal_is_five_statements_and_no_copy(api, funded, copies):
+@pytest.mark.django_db(transaction=True)  # autocommit, as in production
+def test_one_item_withdrawal_is_one_statement_and_no_copy(api, funded, copies):
     withdraw(api, item())  # the company's first withdrawal also creates its counter row
 
     with CaptureQueriesContext(connection) as queries:
@@ -62,24 +64,36 @@ def test_one_item_withdrawal_is_five_statements_and_no_copy(api, funded, copies)
 
     assert response.status_code == 200
     statements = [q["sql"] for q in queries.captured_queries]
-    assert len(statements) == 5, "\n".join(s[:120] for s in statements)
-    assert (statements[1], statements[-1]) == ("BEGIN", "COMMIT")
+    assert len(statements) == 2, "\n".join(s[:120] for s in statements)  # the token lookup, then this one
     assert copies == []
+    one = statements[1]
     assert not [s for s in statements if "nextval" in s or "SAVEPOINT" in s or "FOR UPDATE" in s]
-    assert not [
-        s for s in statements if s.startswith("SELECT") and "payments_ledgerentry" in s
-    ]  # no replay read
-    # The account is locked by the UPDATE that holds the amount; the counter's UPDATE, in the same
-    # statement, waits for that one's RETURNING (payments.holds: the account before the counter).
-    hold = statements[2]
-    assert hold.startswith('WITH held AS (UPDATE "payments_account"')
-    assert '"available" >= ' in hold
-    assert 'UPDATE "withdrawals_withdrawalcounter"' in hold and "EXISTS (SELECT 1 FROM held)" in hold
-    assert hold.index('"payments_account"') < hold.index('"withdrawals_withdrawalcounter"')
-    write = statements[3]
-    for table in ("payments_ledgerentry", "withdrawals_withdrawal", "webhooks_webhookevent"):
-        assert f'INSERT INTO "{table}"' in write
-    assert not [s for s in statements if s.startswith("UPDATE")]  # no other balance or counter update
+    # The account is locked by the UPDATE that holds the amount, made only when the counter row exists; the
+    # counter's UPDATE waits for that one's RETURNING (payments.holds: the account before the counter), and
+    # the rows are made from both (no row made, nothing written).
+    assert one.startswith('WITH held AS (UPDATE "payments_account"')
+    assert '"available" >= ' in one
+    assert one.index('EXISTS (SELECT 1 FROM "withdrawals_withdrawalcounter"') < one.index("after_hold AS")
+    assert 'UPDATE "withdrawals_withdrawalcounter"' in one and "EXISTS (SELECT 1 FROM held)" in one
+    assert one.index('"payments_account"') < one.index('UPDATE "withdrawals_withdrawalcounter"')
+    made_from_hold = re.findall(r'INSERT INTO "(\w+)" \([^)]*\) SELECT .*? FROM hold\b', one)
+    assert made_from_hold == ["payments_ledgerentry", "withdrawals_withdrawal", "webhooks_webhookevent"]
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_one_item_withdrawal_with_a_key_keeps_its_transaction(api, funded, copies):
+    withdraw(api, item())
+
+    with CaptureQueriesContext(connection) as queries:
+        response = withdraw(api, item(), headers={"Idempotency-Key": "one-item"})
+
+    assert response.status_code == 200
+    statements = [q["sql"] for q in queries.captured_queries]
+    assert "BEGIN" in statements and statements[-1] == "COMMIT"
+    hold = next(s for s in statements if s.startswith("WITH held"))
+    assert "FROM hold" not in hold  # the hold and the uid; the rows follow in their own statement
+    assert [s for s in statements if 'INSERT INTO "withdrawals_withdrawal"' in s]
 
 
 @pytest.mark.postgres
@@ -169,6 +183,25 @@ def test_a_hold_reference_used_before_fails_the_whole_acceptance(merchant):
 
     with pytest.raises(IntegrityError):
         services.withdrawal_request(company=merchant.company, items=_items(2))
+
+    assert balance(merchant.company, "btc") == before
+    assert list(Withdrawal.objects.values_list("uid", flat=True)) == [first.uid]
+    assert WebhookEvent.objects.filter(family="withdrawal").count() == 1
+    assert WithdrawalCounter.objects.get(company=merchant.company).next_sequence == _sequence(first.uid) + 1
+    assert ledger_verify() == []
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)  # one item in autocommit: the one statement (withdrawals.holding)
+def test_a_hold_reference_used_before_fails_the_one_statement_whole(merchant):
+    fund(merchant.company, "btc", "1")
+    (first,) = services.withdrawal_request(company=merchant.company, items=_items(1))
+    taken = f"withdrawal:{merchant.company.uid_prefix}-{_sequence(first.uid) + 1}"
+    ledger_hold(company_id=merchant.company.pk, code="btc", amount=Decimal("0.0011"), reference=taken)
+    before = balance(merchant.company, "btc")
+
+    with pytest.raises(IntegrityError):
+        services.withdrawal_request(company=merchant.company, items=_items(1))
 
     assert balance(merchant.company, "btc") == before
     assert list(Withdrawal.objects.values_list("uid", flat=True)) == [first.uid]

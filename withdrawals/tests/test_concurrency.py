@@ -32,8 +32,12 @@ def _available_never_negative(company, code):
         assert running >= 0
 
 
-def test_50_concurrent_withdrawals_against_a_balance_for_exactly_10(merchant):
+@pytest.mark.parametrize("counter", [False, True], ids=["first withdrawals", "counter exists"])
+def test_50_concurrent_withdrawals_against_a_balance_for_exactly_10(merchant, counter):
     fund(merchant.company, "btc", "0.011")  # 10 x (0.001 + 0.0001 fee)
+    if counter:  # then every request is one statement in autocommit (withdrawals.holding), none a transaction
+        fund(merchant.company, "eth", "1")
+        assert withdraw(client_for(merchant), item("eth", "0.01")).status_code == 200
     calls = [lambda: withdraw(client_for(merchant), item("btc", "0.001")) for _ in range(50)]
 
     responses = run_together(calls)
@@ -45,8 +49,9 @@ def test_50_concurrent_withdrawals_against_a_balance_for_exactly_10(merchant):
     assert {r.json()["code"] for r in responses if r.status_code == 400} == {"insufficient_balance"}
     assert len({r.json()[0]["uid"] for r in responses if r.status_code == 200}) == 10
     assert balance(merchant.company, "btc") == (Decimal(0), Decimal("0.011"))
-    assert Withdrawal.objects.count() == 10
-    assert WebhookEvent.objects.filter(family="withdrawal").count() == 10
+    assert Withdrawal.objects.filter(code="btc").count() == 10
+    assert WebhookEvent.objects.filter(family="withdrawal", body__contains='"btc"').count() == 10
+    assert WithdrawalCounter.objects.get().next_sequence == 11 + counter  # no uid drawn by a refusal
     assert ledger_verify() == []
     _available_never_negative(merchant.company, "btc")
 
