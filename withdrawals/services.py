@@ -236,7 +236,8 @@ def withdrawal_request(
     items: Sequence[WithdrawalItem],
     on_accepted: Callable[[list[Withdrawal]], None] | None = None,
 ) -> list[Withdrawal]:
-    """POST /api/transactions/withdraw: all items are accepted (held, one transaction) or none is.
+    """POST /api/transactions/withdraw: all items are accepted (held together, in one transaction, or for one
+    item in autocommit by one statement) or none is.
 
     The rules are checked before the transaction opens (on SQLite a transaction holds the write lock);
     the balance of each code's sum is checked under the account locks, and a short code is reported on
