@@ -22,6 +22,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from decimal import Decimal
 from typing import Any, TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
@@ -33,9 +34,13 @@ from django.db.models import (
     BooleanField,
     CharField,
     DateTimeField,
+    DecimalField,
+    EmailField,
     Field,
+    ForeignKey,
     IntegerField,
     Model,
+    OneToOneField,
     PositiveBigIntegerField,
     PositiveIntegerField,
     PositiveSmallIntegerField,
@@ -44,6 +49,8 @@ from django.db.models import (
     UUIDField,
 )
 from psycopg import sql
+
+from payments.fields import MoneyField
 
 M = TypeVar("M", bound=Model)
 
@@ -247,10 +254,11 @@ def _together_sql(
 
 # Field classes (exactly these, not subclasses that may prepare values their own way) whose
 # `get_db_prep_save` returns a value of the given type unchanged on PostgreSQL (the only database that runs
-# these paths): the hot path skips the call for them.
+# these paths): the hot path skips the call for them. payments/tests/test_bulkinsert_prepared.py holds every
+# shortcut below to what the call returns.
 _UNCHANGED: dict[type[Field], type] = {
     UUIDField: uuid.UUID,  # a native uuid column takes the UUID as it is
-    **{cls: str for cls in (CharField, TextField)},
+    **{cls: str for cls in (CharField, TextField, EmailField)},
     **{
         cls: int
         for cls in (
@@ -266,11 +274,29 @@ _UNCHANGED: dict[type[Field], type] = {
     },
     BooleanField: bool,
 }
+_TEXT = (CharField, TextField, EmailField)  # a str subclass (a TextChoices member) is written as it is, too
+_DECIMAL = (DecimalField, MoneyField)  # a finite Decimal is written as it is (no rounding on PostgreSQL)
+_KEYS = (ForeignKey, OneToOneField)  # the key as its target field writes it
+# These write None as None (SQL NULL).
+_NONE_AS_IS = frozenset({*_UNCHANGED, *_DECIMAL, *_KEYS, DateTimeField})
 
 
 def _prepared(field: Field, value: object, db: BaseDatabaseWrapper) -> object:
-    if type(value) is _UNCHANGED.get(type(field)):
+    kind = type(field)
+    if type(value) is _UNCHANGED.get(kind):
         return value
-    if type(value) is datetime and type(field) is DateTimeField and value.tzinfo is not None:
+    if value is None:
+        if kind in _NONE_AS_IS:
+            return None
+    elif kind in _KEYS:
+        if type(value) is _UNCHANGED.get(type(field.target_field)):  # type: ignore[attr-defined]
+            return value
+    elif kind in _TEXT:
+        if isinstance(value, str):
+            return value
+    elif kind in _DECIMAL:
+        if type(value) is Decimal and value.is_finite():
+            return value
+    elif type(value) is datetime and kind is DateTimeField and value.tzinfo is not None:
         return value  # an aware datetime is written as it is (a naive one goes through Django's warning)
     return field.get_db_prep_save(value, db)
