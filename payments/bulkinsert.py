@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -159,12 +159,7 @@ def insert_together(*groups: Sequence[Model], source: Source | None = None) -> t
     )
     if source is None:  # the hot path of an invoice create: every value a parameter
         exprs: tuple[str | None, ...] = ()
-        params: list[Any] = [
-            _prepared(field, field.pre_save(obj, add=True), db)
-            for (model, _, drawn), group in zip(shape, groups, strict=True)
-            for obj in group
-            for field in _written_fields(model, drawn)
-        ]
+        params: list[Any] = [_prepared(field, value, db) for field, value in _values(shape, groups)]
     else:
         exprs, params = _with_exprs(shape, groups, source, db)
     statement = _together_sql(shape, exprs, source and (source.ctes, source.name, source.selects))
@@ -199,17 +194,25 @@ def _with_exprs(
     """The values' SQL (that of each `Expr`, None for a parameter) and the parameters, the source's first."""
     exprs: list[str | None] = []
     params = list(source.params)
-    for (model, _, drawn), group in zip(shape, groups, strict=True):
-        for obj in group:
-            for field in _written_fields(model, drawn):
-                value = field.pre_save(obj, add=True)
-                if type(value) is Expr:
-                    exprs.append(value.sql)
-                    params.extend(value.params)
-                else:
-                    exprs.append(None)
-                    params.append(_prepared(field, value, db))
+    for field, value in _values(shape, groups):
+        if type(value) is Expr:
+            exprs.append(value.sql)
+            params.extend(value.params)
+        else:
+            exprs.append(None)
+            params.append(_prepared(field, value, db))
     return tuple(exprs), params
+
+
+def _values(
+    shape: tuple[tuple[type[Model], int, bool], ...], groups: Sequence[Sequence[Model]]
+) -> Iterator[tuple[Field, Any]]:
+    """(field, value to write) of every row of every group, in the statement's order."""
+    for (model, _, drawn), group in zip(shape, groups, strict=True):
+        fields = _written_fields(model, drawn)
+        for obj in group:
+            for field in fields:
+                yield field, field.pre_save(obj, add=True)
 
 
 def _keyless(group: Sequence[Model]) -> bool:
