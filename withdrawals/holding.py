@@ -96,9 +96,7 @@ def accept_one_code(company: Company, items: Sequence[CheckedItem], rows: Rows) 
     )
     # None: the company's first withdrawal, whose counter row is created now (still after the account).
     uids = _next_uids(company, count) if hold.after is None else _uids(company, hold.after, count)
-    for withdrawal, event, uid in zip(withdrawals, events, uids, strict=True):
-        withdrawal.uid = event.object_id = uid
-        event.body = event.body.replace(placeholder, uid)
+    _fill_uids(withdrawals, events, uids, placeholder)
     # No replay read: each reference carries a uid just drawn from the counter (unique ledger_entry_once).
     return hold.unwritten([withdrawal.reference for withdrawal in withdrawals]), withdrawals, events
 
@@ -143,19 +141,28 @@ def accept_one_statement(company: Company, item: CheckedItem, rows: Rows) -> Acc
     def with_uid(text: str) -> Expr:
         return Expr(f"replace(%s::text, %s::text, {uid_sql})", (text, placeholder, f"{company.uid_prefix}-"))
 
-    entry.reference = with_uid(f"withdrawal:{placeholder}")  # type: ignore[assignment]
+    entry.reference = with_uid(withdrawal.reference)  # type: ignore[assignment]
     withdrawal.uid = with_uid(placeholder)  # type: ignore[assignment]
     event.object_id = with_uid(placeholder)  # type: ignore[assignment]
     body, event.body = event.body, with_uid(event.body)  # type: ignore[assignment]
     account_id, after_value = insert_together([entry], [withdrawal], [event], source=source)
     if account_id is None:
         return None
-    (uid,) = _uids(company, after_value, 1)
-    entry.account_id, entry.reference = account_id, f"withdrawal:{uid}"
-    withdrawal.uid = event.object_id = uid
-    event.body = body.replace(placeholder, uid)
+    # The objects as the statement wrote them.
+    event.body = body
+    _fill_uids([withdrawal], [event], _uids(company, after_value, 1), placeholder)
+    entry.account_id, entry.reference = account_id, withdrawal.reference
     return [entry], [withdrawal], [event]
 
 
 def _placeholder() -> str:
     return f"<uid {secrets.token_hex(8)}>"  # "<" is in no address: no other field of a body has it
+
+
+def _fill_uids(
+    withdrawals: Sequence[Withdrawal], events: Sequence[WebhookEvent], uids: Sequence[str], placeholder: str
+) -> None:
+    """The uids in place of the placeholder the rows were made with: each withdrawal's, its event's."""
+    for withdrawal, event, uid in zip(withdrawals, events, uids, strict=True):
+        withdrawal.uid = event.object_id = uid
+        event.body = event.body.replace(placeholder, uid)
