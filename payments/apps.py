@@ -12,6 +12,10 @@ class PaymentsConfig(AppConfig):
 
         connection_created.connect(register_sqlite_functions, dispatch_uid="kassa-money-sum")
 
+        from config.statements import cache_long_statements
+
+        cache_long_statements()  # psycopg keeps the conversion of Kassa's long one-statement writes
+
         from chains import checks as chain_checks  # noqa: F401 - its checks must be registered to refuse
         from payments import (
             checks,  # registers the deployment checks

@@ -42,3 +42,14 @@ def test_each_process_settles_the_collector_after_start_up(start_up):
 
 def test_a_plain_interpreter_is_untouched():
     assert _run(PROBE) != f"True {GC_THRESHOLDS}"  # the check above can fail
+
+
+def test_psycopg_still_has_the_limit_config_statements_raises():
+    """config.statements sets a module constant of psycopg's: an upgrade that renames it must fail here, not
+    leave every long statement uncached without a word."""
+    import psycopg._queries
+
+    from config.statements import MAX_CACHED_PARAMS
+
+    assert psycopg._queries.MAX_CACHED_STATEMENT_PARAMS == MAX_CACHED_PARAMS  # raised at start-up
+    assert psycopg._queries.MAX_CACHED_STATEMENT_LENGTH == 4096  # the length limit is psycopg's own

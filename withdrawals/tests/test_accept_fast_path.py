@@ -297,3 +297,34 @@ def test_a_bulk_a_key_or_a_payout_policy_keep_their_transaction(api, merchant, o
 def _without_request_id(problem: dict) -> dict:  # type: ignore[type-arg]
     """The answer but its `requestId`, which is each request's own."""
     return {key: value for key, value in problem.items() if key != "requestId"}
+
+
+@pytest.mark.django_db(transaction=True)  # autocommit: the one statement
+def test_the_one_statement_is_converted_once_then_taken_from_psycopgs_cache(
+    api, merchant, monkeypatch, one_statement_runs
+):
+    """The statement has more parameters than psycopg caches by default (config.statements): without the
+    raised limit every withdrawal scans its text again."""
+    import psycopg._queries
+
+    fund(merchant.company, "btc", "1")
+    assert withdraw(api, item()).status_code == 200  # the company's first: its counter is made
+    assert withdraw(api, item()).status_code == 200  # the one statement, converted and cached
+    scanned, sent = [], []
+    real = psycopg._queries._query2pg_nocache
+
+    def scan(query, *args):
+        scanned.append(query)
+        return real(query, *args)
+
+    def send(execute, sql, params, many, context):
+        sent.append(params)
+        return execute(sql, params, many, context)
+
+    monkeypatch.setattr(psycopg._queries, "_query2pg_nocache", scan)
+    with connection.execute_wrapper(send):
+        assert withdraw(api, item()).status_code == 200
+
+    assert one_statement_runs[-1] is not None
+    assert len(sent[-1]) > 50  # more than psycopg caches by default: this test fails without the raise
+    assert scanned == []
