@@ -41,6 +41,7 @@ Rulings where the chains leave a choice (each pinned by tests/test_addresses.py)
 from __future__ import annotations
 
 import base64
+import functools
 import re
 from collections.abc import Callable
 
@@ -80,15 +81,23 @@ def validate_address(code: str, address: str) -> str:
     """The form of `address` to store for payment `code`; raises InvalidAddress or UnsupportedAsset."""
     asset = get_asset(code)
     candidate = address.strip() if isinstance(address, str) else ""
+    net = network(asset.code)
     try:
-        if not _is_plain(candidate):
-            raise ValueError("empty, too long, or not printable ASCII")
-        return _BY_FAMILY[asset.family](candidate)
+        return _valid_form(asset.family, net, candidate)
     except _DECODE_ERRORS as exc:
-        net = network(asset.code)
         raise InvalidAddress(
             f"not a valid {asset.code}{'' if net == 'mainnet' else ' ' + net} address"
         ) from exc
+
+
+@functools.lru_cache(maxsize=4096)
+def _valid_form(family: str, net: str, candidate: str) -> str:
+    """The family's check, remembered for the addresses a merchant pays again and again (a bech32 decode
+    costs more than the rest of the item's checks). Only a valid address is remembered: an exception is not
+    cached. `net` is in the key because the family's check reads the network from the settings itself."""
+    if not _is_plain(candidate):
+        raise ValueError("empty, too long, or not printable ASCII")
+    return _BY_FAMILY[family](candidate)
 
 
 def is_valid_address(code: str, address: str) -> bool:

@@ -88,3 +88,16 @@ def test_a_test_network_refuses_mainnet_addresses_and_says_which_network(setting
 def test_mainnet_refuses_test_network_addresses(settings):
     with pytest.raises(InvalidAddress, match="not a valid ltc address"):
         validate_address("ltc", "rltc1qw508d6qejxtdg4y5r3zarvary0c5xw7k693xs3")
+
+
+def test_a_remembered_valid_address_is_still_checked_against_the_network_of_the_moment(settings):
+    """validate_address remembers valid addresses (chains.addresses._valid_form): per network, so an address
+    accepted on mainnet is refused once the node is on regtest, and accepted again back on mainnet."""
+    mainnet = "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq"
+    assert validate_address("btc", mainnet) == mainnet
+    assert validate_address("btc", mainnet.upper()) == mainnet  # the stored form, from the memory too
+    _on(settings, "btc", "regtest")
+    with pytest.raises(InvalidAddress, match="not a valid btc regtest address"):
+        validate_address("btc", mainnet)
+    settings.CHAIN_NODES = {}
+    assert validate_address("btc", mainnet) == mainnet
