@@ -1,3 +1,4 @@
+import collections
 import json
 import re
 from decimal import Decimal
@@ -82,9 +83,35 @@ def test_dumps_markers_are_fresh_per_call(monkeypatch: pytest.MonkeyPatch) -> No
     assert json.loads(result) == {"note": marker.group(1), "amount": 2}
 
 
+class _Float(float):
+    pass
+
+
+class _Dict(dict):  # type: ignore[type-arg]
+    pass
+
+
+class _List(list):  # type: ignore[type-arg]
+    pass
+
+
 @pytest.mark.parametrize(
     "obj",
-    [1.5, {"amount": 10.5}, [Decimal("1"), 0.1], {"a": {"b": [float("nan")]}}, (1, 2.0), {1.5: "x"}],
+    [
+        1.5,
+        {"amount": 10.5},
+        [Decimal("1"), 0.1],
+        {"a": {"b": [float("nan")]}},
+        (1, 2.0),
+        {1.5: "x"},
+        {Decimal("1"): "x"},
+        # Subclasses are looked into like the types they extend.
+        _Float(1.5),
+        {"amount": _Float(1.5)},
+        _Dict(amount=1.5),
+        {"a": _List(["x", 1.5])},
+        collections.OrderedDict(a=(1, {"b": 0.5})),
+    ],
 )
 def test_dumps_refuses_floats(obj: Any) -> None:
     with pytest.raises(TypeError):
