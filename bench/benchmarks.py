@@ -24,16 +24,19 @@ if TYPE_CHECKING:
     from payments.models import Company, DepositAddress
 
 
-# Each endpoint is measured this many times, the rounds interleaved (every endpoint once, then again), and
-# its row shows the medians: one 5-second run of one endpoint swings by a fifth or more on a shared host
-# (a checkpoint, a neighbour), and a ratio of two single runs by twice that.
+# Each endpoint is measured this many times, each time right after a run of its baseline; its row shows the
+# medians of its runs, and its ratios the medians of those pairs' ratios. One 5-second run of one endpoint
+# swings by a fifth or more on a shared host (a checkpoint, a neighbour, the host's speed drifting within a
+# minute), and a ratio of two runs half a minute apart by twice that: a pair measured back to back shares
+# the host's state.
 HTTP_ROUNDS = 3
 
 
 @benchmark
 def http_endpoints(ctx: BenchContext) -> list[Result]:
-    """Each entry of `ENDPOINTS` under wrk, `HTTP_ROUNDS` times interleaved: a warm-up run, then the measured
-    one; each row shows the median rate, p50 and p99 of its rounds."""
+    """Each entry of `ENDPOINTS` under wrk, `HTTP_ROUNDS` times, each time right after its baseline: a
+    warm-up run, then the measured one; each row shows the median rate, p50 and p99 of its runs, and each
+    endpoint's ratios are the medians of its runs' ratios to the baseline run just before them."""
     wrk_path = wrk.ensure_wrk()
     placeholders = {"invoice_id": _filled_invoice(ctx), "baseline_row": _baseline_row(ctx)}
     _fund_quietly(ctx, "btc", Decimal(1000), "http-withdrawals")  # enough for every request wrk can make
@@ -53,33 +56,48 @@ def http_endpoints(ctx: BenchContext) -> list[Result]:
                 endpoint,
                 wrk.write_script(path, method=endpoint.method, body=body, headers=headers),
             )
+
+    def measure(name: str) -> wrk.WrkReport | None:
+        if name not in scripts or failures[name]:
+            return None
+        endpoint, script = scripts[name]
+        url = ctx.base_url + endpoint.path
+        settle_database()  # the previous run's writes vacuumed and flushed, not measured here
+        try:
+            # Warm-up fills connection pools, caches and imports in every worker; its numbers are dropped.
+            wrk.run(wrk_path, url, script, ctx.wrk, duration_s=ctx.wrk.warmup_s)
+            report = wrk.run(wrk_path, url, script, ctx.wrk, duration_s=ctx.wrk.duration_s)
+        except wrk.WrkError as exc:
+            failures[name].append(str(exc))
+            return None
+        runs[name].append(report)
+        failures[name] += report.failures()
+        return None if report.failures() else report
+
+    paired = {e.name: e.baseline for e in ENDPOINTS if e.baseline != e.name}
+    pairs: dict[str, list[tuple[float, float]]] = {name: [] for name in paired}
     for _ in range(HTTP_ROUNDS):
-        for name, (endpoint, script) in scripts.items():
-            if failures[name]:
-                continue
-            url = ctx.base_url + endpoint.path
-            settle_database()  # the previous endpoint's writes vacuumed and flushed, not measured here
-            try:
-                # Warm-up fills connection pools, caches and imports in every worker; its numbers are dropped.
-                wrk.run(wrk_path, url, script, ctx.wrk, duration_s=ctx.wrk.warmup_s)
-                report = wrk.run(wrk_path, url, script, ctx.wrk, duration_s=ctx.wrk.duration_s)
-            except wrk.WrkError as exc:
-                failures[name].append(str(exc))
-                continue
-            runs[name].append(report)
-            failures[name] += report.failures()
+        for name, baseline_name in paired.items():
+            base, report = measure(baseline_name), measure(name)
+            if base is not None and report is not None and base.requests_per_s and base.p99_ms:
+                pairs[name].append((report.requests_per_s / base.requests_per_s, report.p99_ms / base.p99_ms))
+        for name in {e.name for e in ENDPOINTS} - set(paired) - set(paired.values()):
+            measure(name)  # a baseline no endpoint is paired with: on its own
     results = []
     for raw_endpoint in ENDPOINTS:
         name, reports = raw_endpoint.name, runs[raw_endpoint.name]
         if failures[name] or not reports:
             results.append(Result(name, None, failures=failures[name] or ["not measured"]))
             continue
+        ratios = pairs.get(name, [])
         results.append(
             Result(
                 name,
                 _median([r.requests_per_s for r in reports]),
                 p50_ms=_median([r.p50_ms for r in reports]),
                 p99_ms=_median([r.p99_ms for r in reports]),
+                ratio=_median([ratio for ratio, _ in ratios]) if ratios else None,
+                p99_ratio=_median([p99 for _, p99 in ratios]) if ratios else None,
                 baseline=raw_endpoint.baseline,
             )
         )

@@ -67,13 +67,19 @@ def benchmark(func: Benchmark) -> Benchmark:
 
 def with_ratios(results: list[Result], *, baseline: str) -> list[Result]:
     """Fill `ratio` (ops/s over the baseline's) and `p99_ratio` (p99 over the baseline's) of each row, the
-    baseline being the row the result names, else the row named `baseline` (which gets 1.00)."""
+    baseline being the row the result names, else the row named `baseline` (which gets 1.00). A row whose
+    ratio its kind worked out already (from runs paired with the baseline's) keeps it; every row on a failed
+    baseline loses its ratios."""
     rows = {r.name: r for r in results}
     for result in results:
         result.baseline = result.baseline or baseline
         base = rows.get(result.baseline)
         if base is None or base.failures or not base.requests_per_s:
-            continue  # no trustworthy baseline: leave the ratios empty rather than divide by a bad number
+            # No trustworthy baseline: leave the ratios empty rather than divide by a bad number.
+            result.ratio = result.p99_ratio = None
+            continue
+        if result.ratio is not None and result.name != result.baseline:
+            continue
         if result.requests_per_s is not None and not result.failures:
             result.ratio = result.requests_per_s / base.requests_per_s
             if result.p99_ms is not None and base.p99_ms:
