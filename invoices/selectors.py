@@ -46,10 +46,11 @@ def _attach(invoice: Invoice, items: list[InvoiceItem], *, has_deposits: bool) -
     """Give `invoice` its items and its address's deposits, as `_with_details` would."""
     invoice._prefetched_objects_cache = {"items": items}  # type: ignore[attr-defined]
     if invoice.deposit_address is not None:
-        deposits = Deposit.objects.filter(deposit_address_id=invoice.deposit_address.pk).order_by(
-            "seen_at", "pk"
-        )
-        invoice.deposit_address.transactions = list(deposits) if has_deposits else []  # type: ignore[attr-defined]
+        transactions: list[Deposit] = []
+        if has_deposits:  # the query is built only then: building it costs more than the rest of the read
+            deposits = Deposit.objects.filter(deposit_address_id=invoice.deposit_address.pk)
+            transactions = list(deposits.order_by("seen_at", "pk"))
+        invoice.deposit_address.transactions = transactions  # type: ignore[attr-defined]
 
 
 class _DetailsRead:
