@@ -36,7 +36,8 @@ HTTP_ROUNDS = 3
 def http_endpoints(ctx: BenchContext) -> list[Result]:
     """Each entry of `ENDPOINTS` under wrk, `HTTP_ROUNDS` times, each time right after its baseline: a
     warm-up run, then the measured one; each row shows the median rate, p50 and p99 of its runs, and each
-    endpoint's ratios are the medians of its runs' ratios to the baseline run just before them."""
+    endpoint's ratios are the medians of its runs' ratios to the baseline run just before them (a baseline
+    runs only as the first of its pairs)."""
     wrk_path = wrk.ensure_wrk()
     placeholders = {"invoice_id": _filled_invoice(ctx), "baseline_row": _baseline_row(ctx)}
     _fund_quietly(ctx, "btc", Decimal(1000), "http-withdrawals")  # enough for every request wrk can make
@@ -81,8 +82,6 @@ def http_endpoints(ctx: BenchContext) -> list[Result]:
             base, report = measure(baseline_name), measure(name)
             if base is not None and report is not None and base.requests_per_s and base.p99_ms:
                 pairs[name].append((report.requests_per_s / base.requests_per_s, report.p99_ms / base.p99_ms))
-        for name in {e.name for e in ENDPOINTS} - set(paired) - set(paired.values()):
-            measure(name)  # a baseline no endpoint is paired with: on its own
     results = []
     for raw_endpoint in ENDPOINTS:
         name, reports = raw_endpoint.name, runs[raw_endpoint.name]

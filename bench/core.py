@@ -78,8 +78,8 @@ def with_ratios(results: list[Result], *, baseline: str) -> list[Result]:
             # No trustworthy baseline: leave the ratios empty rather than divide by a bad number.
             result.ratio = result.p99_ratio = None
             continue
-        if result.ratio is not None and result.name != result.baseline:
-            continue
+        if result.ratio is not None:
+            continue  # worked out by its kind from paired runs
         if result.requests_per_s is not None and not result.failures:
             result.ratio = result.requests_per_s / base.requests_per_s
             if result.p99_ms is not None and base.p99_ms:
