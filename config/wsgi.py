@@ -1,10 +1,13 @@
 import os
 
+from django.conf import settings
 from django.core.wsgi import get_wsgi_application
 
 from config.runtime import settle_gc
+from config.wakeup import coalesce_wakes
 from payments.wsgi import charset_guard
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
 application = charset_guard(get_wsgi_application())
+coalesce_wakes(settings.WAKE_DEBOUNCE_SECONDS)  # a busy worker: one wake-up round trip per window
 settle_gc()  # after start-up: in each gunicorn worker, or once in the master with --preload

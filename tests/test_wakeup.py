@@ -136,3 +136,143 @@ def test_the_woken_tasks_clear_their_flag_before_they_read(monkeypatch, task_pat
 
     assert cache.get(wake_key(task_path, *args)) is None
     assert flag_when_read == [None]
+
+
+# --- coalescing in time (a web process: config.wsgi) --------------------------------------------------------
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _coalescer(window: float = 0.05):
+    from config.wakeup import Coalescer
+
+    calls: list[tuple] = []
+    clock = _Clock()
+    return Coalescer(window, calls.append, clock=clock, start_thread=False), calls, clock
+
+
+def test_the_first_wake_of_a_quiet_window_goes_at_once_the_rest_wait_for_its_end():
+    coalescer, calls, clock = _coalescer()
+
+    coalescer.submit(((DISPATCH,),))
+    coalescer.submit(((DISPATCH,), (PLAN, "btc")))
+    coalescer.submit(((DISPATCH,),))
+    clock.now += 0.049
+    assert not coalescer.send_due()
+
+    assert calls == [((DISPATCH,),)]
+    assert coalescer.held() == ((DISPATCH,), (PLAN, "btc"))
+    clock.now += 0.001
+    assert coalescer.send_due()
+    assert calls[1:] == [((DISPATCH,), (PLAN, "btc"))]  # one call, each wake once
+    assert coalescer.held() == ()
+
+
+def test_a_wake_after_a_quiet_window_goes_at_once_again():
+    coalescer, calls, clock = _coalescer()
+    coalescer.submit(((DISPATCH,),))
+    coalescer.submit(((PLAN, "btc"),))
+    clock.now += 0.05
+    coalescer.send_due()  # the held one went at the window's end: a new window starts there
+
+    clock.now += 0.03
+    coalescer.submit(((PLAN, "ltc"),))  # inside the new window: held
+    assert calls == [((DISPATCH,),), ((PLAN, "btc"),)]
+    clock.now += 0.05
+    coalescer.submit(((PLAN, "eth"),))  # the held one is sent first, with this one
+    assert coalescer.send_due()
+    assert calls[2:] == [((PLAN, "ltc"), (PLAN, "eth"))]
+
+    clock.now += 0.06
+    coalescer.submit(((DISPATCH,),))
+    assert calls[3:] == [((DISPATCH,),)]
+
+
+def test_held_wakes_go_at_exit_and_a_forked_child_drops_its_parents(monkeypatch):
+    from config import wakeup
+
+    coalescer, calls, _ = _coalescer()
+    monkeypatch.setattr(wakeup, "_coalescer", coalescer)
+    coalescer.submit(((DISPATCH,),))
+    coalescer.submit(((PLAN, "btc"),))
+
+    wakeup._forget_in_child()  # the child's coalescer is new: the parent's held wake stays the parent's
+    assert wakeup._coalescer is not coalescer and wakeup._coalescer.held() == ()
+    assert wakeup._coalescer.window == coalescer.window
+    monkeypatch.setattr(wakeup, "_coalescer", coalescer)
+    wakeup._send_held_now()  # what atexit runs
+    assert calls == [((DISPATCH,),), ((PLAN, "btc"),)]
+
+
+def test_commits_of_a_web_process_send_their_wakes_through_its_thread(monkeypatch):
+    from config import wakeup
+    from tests.workers import wait_for
+
+    sent = capture_messages(monkeypatch)
+    monkeypatch.setattr(wakeup, "_coalescer", None)
+    wakeup.coalesce_wakes(0.05)
+    try:
+        wake_on_commit(PLAN, "btc")  # the first: at once
+        assert sent == [(PLAN, ("btc",))]
+        woken(PLAN, "btc")
+        wake_on_commit(PLAN, "btc")  # within the window: the thread sends it at its end
+        wake_on_commit(PLAN, "ltc")
+        assert wait_for(lambda: len(sent) == 3, timeout=10), sent
+    finally:
+        wakeup.coalesce_wakes(0)
+    assert sent[1:] == [(PLAN, ("btc",)), (PLAN, ("ltc",))]
+    assert wakeup._coalescer is None
+
+
+@pytest.mark.parametrize("window", [-0.01, float("nan"), float("inf"), 1.5])
+def test_a_window_out_of_range_stops_the_process_with_its_reason(window):
+    from django.core.exceptions import ImproperlyConfigured
+
+    from config.wakeup import coalesce_wakes
+
+    with pytest.raises(ImproperlyConfigured, match="WAKE_DEBOUNCE_SECONDS must be between 0 and 1"):
+        coalesce_wakes(window)
+
+
+def test_the_wsgi_application_coalesces_with_the_setting(monkeypatch, settings):
+    import importlib
+
+    import config.wsgi
+    from config import wakeup
+
+    monkeypatch.setattr(wakeup, "_coalescer", None)
+    settings.WAKE_DEBOUNCE_SECONDS = 0.2
+    try:
+        importlib.reload(config.wsgi)
+        assert wakeup._coalescer is not None and wakeup._coalescer.window == 0.2
+    finally:
+        wakeup.coalesce_wakes(0)
+
+
+def test_a_failing_send_is_logged_and_the_thread_goes_on(caplog):
+    from config.wakeup import Coalescer
+    from tests.workers import wait_for
+
+    calls: list[tuple] = []
+
+    def send(wakes):
+        calls.append(wakes)
+        if len(calls) == 2:
+            raise RuntimeError("unexpected")
+
+    coalescer = Coalescer(0.01, send)
+    with caplog.at_level(logging.ERROR, logger="kassa.publish"):
+        coalescer.submit(((DISPATCH,),))  # at once
+        coalescer.submit(((PLAN, "btc"),))  # by the thread, which fails
+        assert wait_for(lambda: len(calls) == 2, timeout=10)
+        coalescer.submit(((PLAN, "ltc"),))  # held or at once: sent either way
+        assert wait_for(lambda: len(calls) == 3, timeout=10)
+
+    assert calls[2] == ((PLAN, "ltc"),)
+    assert "unexpected" in caplog.text and "pollers" in caplog.text

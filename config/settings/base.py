@@ -186,6 +186,9 @@ CELERY_TASK_IGNORE_RESULT = True
 # cache must be shared by every process, which Redis is and local memory is not.
 WAKE_COALESCE = bool(REDIS_URL)
 WAKE_TTL_SECONDS = 30
+# A web process sends the wake-ups of its commits at most once per this many seconds (config.wakeup): the
+# first of a quiet spell at once, the rest together at the end of the window. 0 sends each at its commit.
+WAKE_DEBOUNCE_SECONDS = env.float("WAKE_DEBOUNCE_SECONDS", default=0.05)
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE: dict = {}

@@ -27,6 +27,8 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {}
 CELERY_TASK_ALWAYS_EAGER = False
 # The tests' broker and their local-memory cache are both this process's: coalesced wake-ups work here too.
 WAKE_COALESCE = True
+# Each wake-up at its commit, so a test sees its message at once; tests/test_wakeup.py covers the coalescer.
+WAKE_DEBOUNCE_SECONDS = 0
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # A file, not :memory:, so worker processes started by reliability tests see the same database.
     # Per process, so two test runs on one machine never share (and break) one file.
