@@ -16,6 +16,7 @@ from invoices.api.serializers import (
     InvoiceCreateInputSerializer,
     InvoiceListFilterSerializer,
     InvoiceProceedInputSerializer,
+    invoice_create_input,
     invoice_representation,
 )
 from invoices.services import ItemInput
@@ -68,7 +69,7 @@ class InvoiceCreateApi(APIView):
         ),
     )
     def post(self, request: Request) -> Response:
-        values = validated(InvoiceCreateInputSerializer, request.data)
+        values = invoice_create_input(request.data)
         invoice = services.invoice_create(
             company=current_company(request),
             invoice_currency=values["invoiceCurrency"],
