@@ -165,12 +165,16 @@ class Coalescer:
                 self._quiet_from = now + self.window
                 held = False
             else:
+                # The thread waits for the first held wake, then for the window's end, which later ones do
+                # not move: only the first wakes it (waking it each time costs the request a thread switch).
+                first = not self._held
                 self._held.update(dict.fromkeys(wakes))
                 held = True
                 if self._thread is None and self._start_thread:
                     self._thread = threading.Thread(target=self._run, name="kassa-wakeups", daemon=True)
                     self._thread.start()
-                self._changed.notify()
+                if first:
+                    self._changed.notify()
         if not held:
             self._send(wakes)
 
