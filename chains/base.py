@@ -294,6 +294,8 @@ def _backends() -> dict[str, Any]:
 def _reset(*, setting: str, **kwargs: Any) -> None:
     if setting == "CHAIN_BACKENDS":
         _backends.cache_clear()
+    if setting in {"CHAIN_BACKENDS", "SANDBOX_ENABLED", "ASSET_OVERRIDES"}:
+        offered_assets.cache_clear()
 
 
 setting_changed.connect(_reset)
@@ -322,8 +324,15 @@ def is_offered(code: str) -> bool:
     return not on_sandbox_backend(code) or sandbox_enabled()
 
 
+@cache
+def offered_assets() -> tuple[Asset, ...]:
+    """The assets of the offered codes (`is_offered`), in registry order: worked out once per settings, as
+    every invoice answer lists them."""
+    return tuple(asset for asset in all_assets() if is_offered(asset.code))
+
+
 def offered_codes() -> list[str]:
-    return [asset.code for asset in all_assets() if is_offered(asset.code)]
+    return [asset.code for asset in offered_assets()]
 
 
 def require_offered(code: str) -> Asset:

@@ -13,7 +13,7 @@ from decimal import ROUND_UP, Decimal, localcontext
 from django.conf import settings
 from django.db.models import Q
 
-from chains.base import is_offered, is_sandbox
+from chains.base import is_sandbox, offered_assets
 from invoices.models import Invoice, UnderpaymentLimit
 from invoices.selectors import invoice_deposits
 from payments.assets import INVOICE_CURRENCIES, all_assets, get_asset
@@ -32,7 +32,13 @@ ACCEPTS_PAYMENT = (Status.PENDING, Status.PROCESSING, Status.WRONG)
 def allowed_codes(company: Company) -> list[str]:
     """The payment codes the company accepts that this deployment offers."""
     allowed = set(company.allowed_assets)
-    return [asset.code for asset in all_assets() if asset.base in allowed and is_offered(asset.code)]
+    return [asset.code for asset in offered_assets() if asset.base in allowed]
+
+
+def allowed_bases(company: Company) -> set[str]:
+    """The base assets of `allowed_codes` (usdt for trc20usdt and usdterc20)."""
+    allowed = set(company.allowed_assets)
+    return {asset.base for asset in offered_assets() if asset.base in allowed}
 
 
 def require_allowed(company: Company, code: str, field: str) -> str:

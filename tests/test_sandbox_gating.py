@@ -12,7 +12,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
 
-from chains.base import ChainTransfer, XpubAddressesMixin, offered_codes
+from chains.base import ChainTransfer, XpubAddressesMixin, offered_assets, offered_codes
 from invoices.models import Invoice
 from payments.models import LedgerEntry, SandboxTransaction
 from tests.chain import fund
@@ -72,6 +72,22 @@ def test_mixed_deployment_offers_only_real_backends(production_like, api):
     assert offered_codes() == ["ltc"]
     allowed = [entry["asset"] for entry in invoice["company"]["assets"] if entry["isAllowed"]]
     assert allowed == ["ltc"]
+
+
+def test_what_is_offered_follows_the_settings_as_they_change(settings, api):
+    """`offered_assets` is worked out once per settings: each of the three it depends on starts it over."""
+    everything = offered_codes()
+    assert "ltc" in everything and "btc" in everything
+
+    settings.SANDBOX_ENABLED = False
+    assert offered_codes() == []
+    settings.CHAIN_BACKENDS = {"ltc": REAL}
+    assert offered_codes() == ["ltc"]
+    assert [entry["asset"] for entry in _invoice(api)["company"]["assets"] if entry["isAllowed"]] == ["ltc"]
+    settings.ASSET_OVERRIDES = {"ltc": {"min_withdrawal": "0.5"}}
+    assert [asset.min_withdrawal for asset in offered_assets()] == [Decimal("0.5")]
+    settings.SANDBOX_ENABLED = True
+    assert offered_codes() == everything
 
 
 @pytest.mark.parametrize(

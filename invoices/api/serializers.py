@@ -12,7 +12,7 @@ from invoices.rules import (
     ITEM_NAME_MAX_LENGTH,
     PRICE_MAX_DECIMALS,
     PRICE_MAX_DIGITS,
-    allowed_codes,
+    allowed_bases,
     invoice_currency_check,
     item_price_check,
 )
@@ -164,7 +164,7 @@ def invoice_representation(invoice: Invoice, *, view: View) -> dict[str, Any]:
     """docs/api.md, field order and presence exactly as documented for each response."""
     company = invoice.company
     # Allowed by the merchant and offered by this deployment (a code with no backend cannot be paid).
-    allowed = {get_asset(code).base for code in allowed_codes(company)}
+    allowed = allowed_bases(company)
     decimals = price_decimals(invoice.invoice_currency)
     content: dict[str, Any] = {
         "invoiceCurrency": invoice.invoice_currency,
