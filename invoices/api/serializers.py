@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import re
 from decimal import Decimal
 from typing import Any, Literal
 
@@ -18,7 +17,7 @@ from invoices.rules import (
 )
 from invoices.selectors import invoice_deposits
 from payments.api.fields import CodeField, StrictCharField
-from payments.api.validation import validated
+from payments.api.validation import text_accepted, validated
 from payments.assets import BASE_ASSETS, INVOICE_CURRENCIES, get_asset, price_decimals
 from payments.errors import ValidationFailed, as_drf_error
 from payments.money import format_amount, number_text
@@ -79,7 +78,6 @@ class InvoiceCreateInputSerializer(serializers.Serializer):
 
 _CREATE_KEYS = frozenset({"invoiceCurrency", "items", "isMerchantPaysFee"})
 _ITEM_KEYS = {"name": None, "price": None}.keys()
-_REFUSED_IN_TEXT = re.compile("[\x00\ud800-\udfff]")  # DRF's CharField: no NUL, no lone surrogates
 
 
 def invoice_create_input(data: Any) -> dict[str, Any]:
@@ -108,7 +106,7 @@ def _create_input_plain(data: Any) -> dict[str, Any] | None:
         if type(item) is not dict or item.keys() != _ITEM_KEYS:
             return None
         name = item["name"]
-        if type(name) is not str or len(name) > ITEM_NAME_MAX_LENGTH or _REFUSED_IN_TEXT.search(name):
+        if type(name) is not str or len(name) > ITEM_NAME_MAX_LENGTH or not text_accepted(name):
             return None
         try:
             price = item_price_check(item["price"])

@@ -99,6 +99,35 @@ def test_the_same_answer_as_the_serializer_for_any_body(data):
     assert _by_input(data) == _by_serializer(data)
 
 
+EDGES = [
+    {"name": "x" * ITEM_NAME_MAX_LENGTH},
+    {"name": "x" * (ITEM_NAME_MAX_LENGTH + 1)},
+    {"name": "nul\x00"},
+    {"name": "lone \udc00"},
+    {"name": " kept as sent "},
+    {"name": None},
+    {"price": None},
+    {"price": True},
+    {"price": "4.5"},
+    {"price": 4},
+    {"price": Decimal("1E-41")},
+]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("change", EDGES)
+def test_the_same_answer_at_each_edge_of_an_item(change):
+    data = {**USUAL, "items": [*USUAL["items"], {**USUAL["items"][0], **change}]}
+    assert _by_input(data) == _by_serializer(data)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("currency", ["usd", " USD ", "EUR", "", "  ", "u\u017fd", "us\x00d", None, 1])
+def test_the_same_answer_for_each_kind_of_currency(currency):
+    data = {**USUAL, "invoiceCurrency": currency}
+    assert _by_input(data) == _by_serializer(data)
+
+
 @pytest.mark.django_db
 def test_the_usual_body_is_checked_without_the_serializer(monkeypatch):
     def no_serializer(*args, **kwargs):
