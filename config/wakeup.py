@@ -16,12 +16,12 @@ work, as they find the work of any lost message. A request pays one cache round 
 publish. Where the cache is not shared between processes (the embedded default's local memory), the flag
 would be seen by one process only: there (`WAKE_COALESCE` off) every wake publishes.
 
-A web process also coalesces its own wake-ups in time (`coalesce_wakes`, from config.wsgi): the first after
-a quiet `WAKE_DEBOUNCE_SECONDS` goes at once, as above; those that follow within the window wait for its
-end, when one thread of the process sends them all in one round trip. Each is still sent after its commit,
-so the reasoning above holds; a busy worker pays a round trip per window instead of one per request, and a
-webhook waits at most the window longer. A process killed outright loses what it held back, as a lost
-message: the pollers find the work. A process that exits normally sends it first.
+A web process also coalesces its own wake-ups in time (`coalesce_wakes`, from config.wsgi and config.asgi):
+the first after a quiet `WAKE_DEBOUNCE_SECONDS` goes at once, as above; those that follow within the window
+wait for its end, when one thread of the process sends them all in one round trip. Each is still sent after
+its commit, so the reasoning above holds; a busy worker pays a round trip per window instead of one per
+request, and a webhook waits at most the window longer. A process killed outright loses what it held back,
+as a lost message: the pollers find the work. A process that exits normally sends it first.
 """
 
 from __future__ import annotations
@@ -214,8 +214,8 @@ _coalescer: Coalescer | None = None
 
 def coalesce_wakes(window: float) -> None:
     """This process's wake-ups go at most once per `window` seconds (0: each at its commit, as elsewhere).
-    Called by config.wsgi with WAKE_DEBOUNCE_SECONDS: web processes only, whose requests commit many times a
-    second; workers and commands send each wake at its commit."""
+    Called by config.wsgi and config.asgi with WAKE_DEBOUNCE_SECONDS: web processes only, whose requests
+    commit many times a second; workers and commands send each wake at its commit."""
     global _coalescer
     if not (math.isfinite(window) and 0 <= window <= MAX_DEBOUNCE_SECONDS):
         raise ImproperlyConfigured(

@@ -240,16 +240,17 @@ def test_a_window_out_of_range_stops_the_process_with_its_reason(window):
         coalesce_wakes(window)
 
 
-def test_the_wsgi_application_coalesces_with_the_setting(monkeypatch, settings):
+@pytest.mark.parametrize("entry_point", ["config.wsgi", "config.asgi"])
+def test_the_web_entry_points_coalesce_with_the_setting(monkeypatch, settings, entry_point):
     import importlib
 
-    import config.wsgi
     from config import wakeup
 
+    module = importlib.import_module(entry_point)
     monkeypatch.setattr(wakeup, "_coalescer", None)
     settings.WAKE_DEBOUNCE_SECONDS = 0.2
     try:
-        importlib.reload(config.wsgi)
+        importlib.reload(module)
         assert wakeup._coalescer is not None and wakeup._coalescer.window == 0.2
     finally:
         wakeup.coalesce_wakes(0)
