@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rest_framework.exceptions import ValidationError
 
 from invoices.api import serializers as invoice_serializers
 from invoices.api.serializers import InvoiceCreateInputSerializer, invoice_create_input
 from invoices.rules import ITEM_NAME_MAX_LENGTH
+from tests.inputs import by_check, by_serializer, plain
 
 USUAL = {"invoiceCurrency": "usd", "items": [{"name": "Coffee", "price": Decimal("4.5")}]}
 
@@ -66,30 +66,11 @@ near_usual = st.fixed_dictionaries(
 
 
 def _by_serializer(data: Any) -> tuple[str, Any]:
-    serializer = InvoiceCreateInputSerializer(data=data)
-    try:
-        serializer.is_valid(raise_exception=True)
-    except ValidationError as exc:
-        return "error", exc.detail
-    return "ok", _plain(serializer.validated_data)
+    return by_serializer(InvoiceCreateInputSerializer, data)
 
 
 def _by_input(data: Any) -> tuple[str, Any]:
-    try:
-        return "ok", _plain(invoice_create_input(data))
-    except ValidationError as exc:
-        return "error", exc.detail
-
-
-def _plain(value: Any) -> Any:
-    """Dicts and lists as they compare; a Decimal with its exponent (4.5 and 4.50 differ on the wire)."""
-    if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_plain(item) for item in value]
-    if isinstance(value, Decimal):
-        return ("decimal", value.as_tuple())
-    return (type(value).__name__, value)
+    return by_check(invoice_create_input, data)
 
 
 @pytest.mark.django_db
@@ -149,7 +130,7 @@ def test_the_usual_body_is_checked_without_the_serializer(monkeypatch):
         "isMerchantPaysFee": True,
     }
     assert (
-        _plain(values)
+        plain(values)
         == _by_serializer(
             {
                 **USUAL,

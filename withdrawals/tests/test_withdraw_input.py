@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rest_framework.exceptions import ValidationError
 
+from tests.inputs import by_check, by_serializer, plain
 from withdrawals.api import serializers as withdrawal_serializers
 from withdrawals.api.serializers import WithdrawInputSerializer, withdraw_input
 
@@ -67,30 +67,11 @@ near_usual = st.fixed_dictionaries(
 
 
 def _by_serializer(data: Any) -> tuple[str, Any]:
-    serializer = WithdrawInputSerializer(data=data)
-    try:
-        serializer.is_valid(raise_exception=True)
-    except ValidationError as exc:
-        return "error", exc.detail
-    return "ok", _plain(serializer.validated_data)
+    return by_serializer(WithdrawInputSerializer, data)
 
 
 def _by_input(data: Any) -> tuple[str, Any]:
-    try:
-        return "ok", _plain(withdraw_input(data))
-    except ValidationError as exc:
-        return "error", exc.detail
-
-
-def _plain(value: Any) -> Any:
-    """Dicts (with their key order) and lists as they compare; a Decimal with its exponent."""
-    if isinstance(value, dict):
-        return [(key, _plain(item)) for key, item in value.items()]
-    if isinstance(value, list):
-        return [_plain(item) for item in value]
-    if isinstance(value, Decimal):
-        return ("decimal", value.as_tuple())
-    return (type(value).__name__, value)
+    return by_check(withdraw_input, data)
 
 
 EDGES = [
@@ -132,7 +113,7 @@ def test_the_usual_body_is_checked_without_the_serializer(monkeypatch):
     monkeypatch.undo()
 
     assert values["items"][1] == {"amount": Decimal(2), "tag": None, "to": ITEM["to"], "asset": "LTC"}
-    assert ("ok", _plain(values)) == _by_serializer(body)
+    assert ("ok", plain(values)) == _by_serializer(body)
 
 
 def test_a_bulk_over_the_limit_goes_through_the_serializer(settings):
