@@ -138,7 +138,7 @@ def test_the_woken_tasks_clear_their_flag_before_they_read(monkeypatch, task_pat
     assert flag_when_read == [None]
 
 
-# --- coalescing in time (a web process: config.wsgi) --------------------------------------------------------
+# --- coalescing in time (web processes: config.wsgi, config.asgi) ------------------------------------------
 
 
 class _Clock:
@@ -185,7 +185,7 @@ def test_a_wake_after_a_quiet_window_goes_at_once_again():
     coalescer.submit(((PLAN, "ltc"),))  # inside the new window: held
     assert calls == [((DISPATCH,),), ((PLAN, "btc"),)]
     clock.now += 0.05
-    coalescer.submit(((PLAN, "eth"),))  # the held one is sent first, with this one
+    coalescer.submit(((PLAN, "eth"),))  # one is held already: this one joins it, both go in one call
     assert coalescer.send_due()
     assert calls[2:] == [((PLAN, "ltc"), (PLAN, "eth"))]
 
