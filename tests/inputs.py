@@ -1,6 +1,6 @@
-"""The direct input checks of the busiest writes (`invoice_create_input`, `withdraw_input`) held to the
-serializers they stand in for: each answer is ("ok", the values made plain) or ("error", the detail of the
-ValidationError)."""
+"""The direct input checks of the busiest writes (a serializer's `direct_check`, run by
+payments.api.validation.validated) held to the serializers they stand in for: each answer is ("ok", the
+values made plain) or ("error", the detail of the ValidationError)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from typing import Any
 
 from rest_framework.exceptions import ValidationError
 from rest_framework.serializers import Serializer
+
+from payments.api.validation import validated
 
 
 def by_serializer(serializer_class: type[Serializer], data: Any) -> tuple[str, Any]:
@@ -21,11 +23,27 @@ def by_serializer(serializer_class: type[Serializer], data: Any) -> tuple[str, A
     return "ok", plain(serializer.validated_data)
 
 
-def by_check(check: Callable[[Any], Any], data: Any) -> tuple[str, Any]:
+def by_validated(serializer_class: type[Serializer], data: Any) -> tuple[str, Any]:
+    """The answer of `validated`: the direct check's when it vouches for `data`, else the serializer's."""
     try:
-        return "ok", plain(check(data))
+        return "ok", plain(validated(serializer_class, data))
     except ValidationError as exc:
         return "error", exc.detail
+
+
+def serializer_runs(monkeypatch: Any, serializer_class: type[Serializer], *, allowed: bool) -> list[Any]:
+    """Each input the serializer's own checks run on from now on; with `allowed` off, one fails the test."""
+    runs: list[Any] = []
+    real: Callable[..., Any] = serializer_class.run_validation
+
+    def run_validation(self: Serializer, data: Any = None) -> Any:
+        runs.append(data)
+        if not allowed:
+            raise AssertionError("the serializer ran")
+        return real(self, data)
+
+    monkeypatch.setattr(serializer_class, "run_validation", run_validation)
+    return runs
 
 
 def plain(value: Any) -> Any:

@@ -16,7 +16,6 @@ from invoices.api.serializers import (
     InvoiceCreateInputSerializer,
     InvoiceListFilterSerializer,
     InvoiceProceedInputSerializer,
-    invoice_create_input,
     invoice_representation,
 )
 from invoices.services import ItemInput
@@ -69,7 +68,7 @@ class InvoiceCreateApi(APIView):
         ),
     )
     def post(self, request: Request) -> Response:
-        values = invoice_create_input(request.data)
+        values = validated(InvoiceCreateInputSerializer, request.data)
         invoice = services.invoice_create(
             company=current_company(request),
             invoice_currency=values["invoiceCurrency"],

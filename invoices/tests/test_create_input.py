@@ -1,5 +1,5 @@
-"""`invoice_create_input` (the invoice create's input check) answers exactly as
-`InvoiceCreateInputSerializer`: the same values for what it accepts, the serializer's errors for the rest."""
+"""`InvoiceCreateInputSerializer.direct_check`, run by `validated` before the serializer, answers exactly
+as the serializer: the same values for what it accepts, the serializer's errors for the rest."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from invoices.api import serializers as invoice_serializers
-from invoices.api.serializers import InvoiceCreateInputSerializer, invoice_create_input
+from invoices.api.serializers import InvoiceCreateInputSerializer
 from invoices.rules import ITEM_NAME_MAX_LENGTH
-from tests.inputs import by_check, by_serializer, plain
+from payments.api.validation import validated
+from tests.inputs import by_serializer, by_validated, plain, serializer_runs
 
 USUAL = {"invoiceCurrency": "usd", "items": [{"name": "Coffee", "price": Decimal("4.5")}]}
 
@@ -70,7 +70,7 @@ def _by_serializer(data: Any) -> tuple[str, Any]:
 
 
 def _by_input(data: Any) -> tuple[str, Any]:
-    return by_check(invoice_create_input, data)
+    return by_validated(InvoiceCreateInputSerializer, data)
 
 
 @pytest.mark.django_db
@@ -111,19 +111,18 @@ def test_the_same_answer_for_each_kind_of_currency(currency):
 
 @pytest.mark.django_db
 def test_the_usual_body_is_checked_without_the_serializer(monkeypatch):
-    def no_serializer(*args, **kwargs):
-        raise AssertionError("the serializer ran")
-
-    monkeypatch.setattr(invoice_serializers, "validated", no_serializer)
-    values = invoice_create_input(
+    serializer_runs(monkeypatch, InvoiceCreateInputSerializer, allowed=False)
+    values = validated(
+        InvoiceCreateInputSerializer,
         {
             **USUAL,
             "invoiceCurrency": " USD",
             "isMerchantPaysFee": True,
             "items": [*USUAL["items"], {"name": "", "price": 3}],
-        }
+        },
     )
 
+    monkeypatch.undo()
     assert values == {
         "invoiceCurrency": "usd",
         "items": [{"name": "Coffee", "price": Decimal("4.5")}, {"name": "", "price": Decimal(3)}],
@@ -158,9 +157,8 @@ def test_the_usual_body_is_checked_without_the_serializer(monkeypatch):
     ],
 )
 def test_other_bodies_go_through_the_serializer(monkeypatch, body):
-    ran = []
-    real = invoice_serializers.validated
-    monkeypatch.setattr(invoice_serializers, "validated", lambda *args: ran.append(args) or real(*args))
+    runs = serializer_runs(monkeypatch, InvoiceCreateInputSerializer, allowed=True)
 
+    assert InvoiceCreateInputSerializer.direct_check(body) is None
     assert _by_input(body) == _by_serializer(body)
-    assert len(ran) == 1
+    assert runs and runs[0] is body

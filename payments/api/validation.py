@@ -7,8 +7,12 @@ one instance per serializer class and runs its `run_validation`. Input it refuse
 on a new instance after all, so a refusal carries exactly the detail `is_valid` gives it (which rewrites a
 few, such as a null body's); refusals are the rare case.
 
-The busiest writes check their usual body directly first (`invoice_create_input`, `withdraw_input`), with
-`text_accepted` for what DRF's CharField would refuse in any text, and hand anything else to `validated`.
+A serializer class may also carry a `direct_check(data)`: the same checks for its usual input written out
+plainly, which answers the validated data, or None for anything it does not vouch for (other keys, other
+types, anything refused). `validated` runs it first and the serializer only when it answers None, so every
+refusal still carries the serializer's own detail. The busiest writes have one (the invoice create and the
+withdrawal); `text_accepted` is what DRF's CharField refuses in any text. Each direct check has a test that
+holds it to the serializer's answer on generated input.
 """
 
 from __future__ import annotations
@@ -31,6 +35,9 @@ def text_accepted(value: str) -> bool:
 
 def validated(serializer_class: type[serializers.Serializer], data: Any) -> Any:
     """`serializer_class(data=data)`'s `validated_data`, or the ValidationError `is_valid` raises."""
+    direct_check = getattr(serializer_class, "direct_check", None)
+    if direct_check is not None and (values := direct_check(data)) is not None:
+        return values
     instances: dict[type, serializers.Serializer] = _local.__dict__.setdefault("instances", {})
     serializer = instances.get(serializer_class)
     if serializer is None:

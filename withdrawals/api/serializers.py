@@ -12,7 +12,7 @@ from rest_framework import serializers
 from payments.api.balances import AmountTextField
 from payments.api.fields import AmountField, CodeField, StrictCharField, ThresholdField
 from payments.api.schema_types import PaymentCodeField
-from payments.api.validation import text_accepted, validated
+from payments.api.validation import text_accepted
 from payments.assets import Asset
 from payments.models import MONEY
 from payments.money import InvalidAmount, amount_input
@@ -65,47 +65,39 @@ class WithdrawalItemsField(serializers.ListField):
 class WithdrawInputSerializer(serializers.Serializer):
     items = WithdrawalItemsField()
 
-
-def withdraw_input(data: Any) -> dict[str, Any]:
-    """`WithdrawInputSerializer`'s validated data for `data`, or the ValidationError it raises.
-
-    The usual body (items of an amount, an address, an asset and perhaps a tag) is checked here directly;
-    anything else (other keys, a value of another type, anything refused) goes through the serializer, which
-    answers with its own errors. withdrawals/tests/test_withdraw_input.py holds the two to the same answer on
-    generated input."""
-    plain = _withdraw_input_plain(data)
-    return plain if plain is not None else validated(WithdrawInputSerializer, data)
-
-
-def _withdraw_input_plain(data: Any) -> dict[str, Any] | None:
-    if type(data) is not dict or len(data) != 1 or type(items := data.get("items")) is not list:
-        return None
-    if not items or len(items) > settings.WITHDRAWAL_MAX_ITEMS:
-        return None
-    checked = []
-    for item in items:
-        if type(item) is not dict:  # other keys are ignored, as the serializer ignores them
+    @staticmethod
+    def direct_check(data: Any) -> dict[str, Any] | None:
+        """The usual body (items of an amount, an address, an asset and perhaps a tag) checked as the fields
+        above check it; None for any other (payments.api.validation). Other keys of an item are ignored, as
+        the serializer ignores them. withdrawals/tests/test_withdraw_input.py holds it to the fields."""
+        if type(data) is not dict or len(data) != 1 or type(items := data.get("items")) is not list:
             return None
-        to, asset = item.get("to"), item.get("asset")
-        if type(to) is not str or type(asset) is not str or not text_accepted(to):
+        if not items or len(items) > settings.WITHDRAWAL_MAX_ITEMS:
             return None
-        asset = asset.strip()  # the field trims; the address and the tag are kept as sent
-        if not asset or len(asset) > ASSET_MAX_LENGTH or not text_accepted(asset):
-            return None
-        try:
-            entry: dict[str, Any] = {"amount": amount_input(item.get("amount"))}
-        except InvalidAmount:
-            return None
-        if "tag" in item:
-            tag = item["tag"]
-            if tag is not None and (
-                type(tag) is not str or len(tag) > TAG_MAX_LENGTH or not text_accepted(tag)
-            ):
+        checked = []
+        for item in items:
+            if type(item) is not dict:
                 return None
-            entry["tag"] = tag
-        entry["to"], entry["asset"] = to, asset
-        checked.append(entry)
-    return {"items": checked}
+            to, asset = item.get("to"), item.get("asset")
+            if type(to) is not str or type(asset) is not str or not text_accepted(to):
+                return None
+            asset = asset.strip()  # the field trims; the address and the tag are kept as sent
+            if not asset or len(asset) > ASSET_MAX_LENGTH or not text_accepted(asset):
+                return None
+            try:
+                entry: dict[str, Any] = {"amount": amount_input(item.get("amount"))}
+            except InvalidAmount:
+                return None
+            if "tag" in item:
+                tag = item["tag"]
+                if tag is not None and (
+                    type(tag) is not str or len(tag) > TAG_MAX_LENGTH or not text_accepted(tag)
+                ):
+                    return None
+                entry["tag"] = tag
+            entry["to"], entry["asset"] = to, asset
+            checked.append(entry)
+        return {"items": checked}
 
 
 class WithdrawalResultSerializer(serializers.Serializer):

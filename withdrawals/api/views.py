@@ -21,7 +21,6 @@ from withdrawals.api.serializers import (
     WithdrawalResultSerializer,
     WithdrawInputSerializer,
     auto_withdrawal_entry,
-    withdraw_input,
 )
 from withdrawals.auto_withdrawals import RuleInput
 from withdrawals.idempotency import (
@@ -72,7 +71,7 @@ class WithdrawApi(APIView):
     def post(self, request: Request) -> Response:
         company = current_company(request)
         key = idempotency_key_check(request.headers.get(HEADER))
-        data = withdraw_input(request.data)
+        data = validated(WithdrawInputSerializer, request.data)
         items = [
             WithdrawalItem(asset=i["asset"], to=i["to"], amount=i["amount"], tag=i.get("tag") or "")
             for i in data["items"]

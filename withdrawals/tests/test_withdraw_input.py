@@ -1,5 +1,5 @@
-"""`withdraw_input` (the withdrawal request's input check) answers exactly as `WithdrawInputSerializer`: the
-same values for what it accepts, the serializer's errors for the rest."""
+"""`WithdrawInputSerializer.direct_check`, run by `validated` before the serializer, answers exactly as the
+serializer: the same values for what it accepts, the serializer's errors for the rest."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.inputs import by_check, by_serializer, plain
-from withdrawals.api import serializers as withdrawal_serializers
-from withdrawals.api.serializers import WithdrawInputSerializer, withdraw_input
+from payments.api.validation import validated
+from tests.inputs import by_serializer, by_validated, plain, serializer_runs
+from withdrawals.api.serializers import WithdrawInputSerializer
 
 ITEM = {"asset": "btc", "amount": "0.0005", "to": "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq"}
 
@@ -71,7 +71,7 @@ def _by_serializer(data: Any) -> tuple[str, Any]:
 
 
 def _by_input(data: Any) -> tuple[str, Any]:
-    return by_check(withdraw_input, data)
+    return by_validated(WithdrawInputSerializer, data)
 
 
 EDGES = [
@@ -104,23 +104,22 @@ def test_the_same_answer_at_each_edge_of_the_fields(change):
 
 
 def test_the_usual_body_is_checked_without_the_serializer(monkeypatch):
-    def no_serializer(*args, **kwargs):
-        raise AssertionError("the serializer ran")
-
     body = {"items": [ITEM, {**ITEM, "asset": " LTC ", "amount": 2, "tag": None}, {**ITEM, "tag": "7"}]}
-    monkeypatch.setattr(withdrawal_serializers, "validated", no_serializer)
-    values = withdraw_input(body)
+    serializer_runs(monkeypatch, WithdrawInputSerializer, allowed=False)
+    values = validated(WithdrawInputSerializer, body)
     monkeypatch.undo()
 
     assert values["items"][1] == {"amount": Decimal(2), "tag": None, "to": ITEM["to"], "asset": "LTC"}
     assert ("ok", plain(values)) == _by_serializer(body)
 
 
-def test_a_bulk_over_the_limit_goes_through_the_serializer(settings):
+def test_a_bulk_over_the_limit_goes_through_the_serializer(settings, monkeypatch):
     settings.WITHDRAWAL_MAX_ITEMS = 2
     body = {"items": [ITEM] * 3}
+    runs = serializer_runs(monkeypatch, WithdrawInputSerializer, allowed=True)
 
     outcome = _by_input(body)
+    assert runs and runs[0] is body
     assert outcome == _by_serializer(body)
     assert outcome[0] == "error"
     assert "At most 2 items per call, got 3." in str(outcome[1])
