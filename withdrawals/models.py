@@ -42,13 +42,22 @@ class WithdrawalStatus(models.TextChoices):
 class Withdrawal(models.Model):
     Status = WithdrawalStatus
 
-    # "<company number, 3+ digits>-<sequence>" (docs/decisions.md), also the webhook `uid`.
-    uid = models.CharField(max_length=32, unique=True)
+    # "<company number, 3+ digits>-<sequence>" (docs/decisions.md), also the webhook `uid`. Unique by the
+    # constraint `withdrawal_uid_unique` below, not `unique=True`: on PostgreSQL that would add a second
+    # (LIKE) index to every insert, and a uid is only ever looked up whole.
+    uid = models.CharField(max_length=32)
     # No index of its own: withdrawal_company_idx (company, -created_at) serves every lookup by company.
     company = models.ForeignKey(Company, on_delete=models.PROTECT, related_name="withdrawals", db_index=False)
+    # The bulk call it came in; NULL for single, automatic and refund withdrawals. Indexed by
+    # `withdrawal_request_idx` below, only where it is set.
     request = models.ForeignKey(
-        WithdrawalRequest, null=True, blank=True, on_delete=models.PROTECT, related_name="withdrawals"
-    )  # the bulk call it came in; NULL for single, automatic and refund withdrawals
+        WithdrawalRequest,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="withdrawals",
+        db_index=False,
+    )
     code = models.CharField(max_length=16)
     to_address = models.CharField(max_length=128)
     tag = models.CharField(max_length=64, blank=True)  # "" when the chain has no tags
@@ -75,6 +84,7 @@ class Withdrawal(models.Model):
 
     class Meta:
         constraints = [
+            models.UniqueConstraint(fields=["uid"], name="withdrawal_uid_unique"),
             models.CheckConstraint(
                 condition=models.Q(status__in=[status.value for status in WithdrawalStatus]),
                 name="withdrawal_status_valid",
@@ -99,6 +109,11 @@ class Withdrawal(models.Model):
         indexes = [
             models.Index(fields=["company", "-created_at"], name="withdrawal_company_idx"),
             models.Index(fields=["status", "created_at"], name="withdrawal_open_idx"),
+            # A bulk's withdrawals. Partial: most withdrawals come alone, and a NULL key would still be an
+            # entry for each of them to write. `request_id = %s` implies NOT NULL, so lookups use it.
+            models.Index(
+                fields=["request"], condition=models.Q(request__isnull=False), name="withdrawal_request_idx"
+            ),
             # Was an address paid before (the new-address cool-down)? Partial: a withdrawal is inserted
             # processing, so accepting one never writes to it.
             models.Index(

@@ -12,7 +12,7 @@ from decimal import Decimal
 
 import psycopg
 import pytest
-from django.db import IntegrityError, connection
+from django.db import IntegrityError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from payments.bulkinsert import TOGETHER_MAX_ROWS
@@ -198,3 +198,39 @@ def test_a_hold_reference_used_before_fails_the_whole_acceptance(merchant, count
     assert WebhookEvent.objects.filter(family="withdrawal").count() == 1
     assert WithdrawalCounter.objects.get(company=merchant.company).next_sequence == _sequence(first.uid) + 1
     assert ledger_verify() == []
+
+
+def test_the_table_refuses_a_second_withdrawal_with_a_uid_in_use(merchant):
+    """The uid is unique by the table's own constraint (withdrawal_uid_unique), not only by the counter."""
+    fund(merchant.company, "btc", "1")
+    (first,) = services.withdrawal_request(company=merchant.company, items=_items(1))
+    twin = Withdrawal(
+        uid=first.uid,
+        company=merchant.company,
+        code=first.code,
+        to_address=first.to_address,
+        amount=first.amount,
+        fee=first.fee,
+    )
+
+    with pytest.raises(IntegrityError), transaction.atomic():
+        twin.save()
+
+    assert list(Withdrawal.objects.values_list("uid", flat=True)) == [first.uid]
+
+
+@pytest.mark.postgres
+def test_a_bulks_withdrawals_are_read_through_the_partial_request_index(merchant):
+    """withdrawal_request_idx holds only withdrawals that came in a bulk; a lookup by request (a parameter,
+    as every ORM query sends it) still uses it, since `request_id = $1` implies the index's NOT NULL."""
+    fund(merchant.company, "btc", "1")
+    services.withdrawal_request(company=merchant.company, items=_items(2))
+    services.withdrawal_request(company=merchant.company, items=_items(1))
+    request = WithdrawalRequest.objects.get()
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")  # a tiny table would be scanned whole otherwise
+
+        plan = Withdrawal.objects.filter(request=request).explain()
+
+    assert "withdrawal_request_idx" in plan
+    assert Withdrawal.objects.filter(request=request).count() == 2
