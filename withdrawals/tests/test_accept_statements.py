@@ -204,14 +204,8 @@ def test_the_table_refuses_a_second_withdrawal_with_a_uid_in_use(merchant):
     """The uid is unique by the table's own constraint (withdrawal_uid_unique), not only by the counter."""
     fund(merchant.company, "btc", "1")
     (first,) = services.withdrawal_request(company=merchant.company, items=_items(1))
-    twin = Withdrawal(
-        uid=first.uid,
-        company=merchant.company,
-        code=first.code,
-        to_address=first.to_address,
-        amount=first.amount,
-        fee=first.fee,
-    )
+    twin = Withdrawal.objects.get(pk=first.pk)
+    twin.pk = None  # saved as a new row: every value the same, the uid included
 
     with pytest.raises(IntegrityError), transaction.atomic():
         twin.save()
