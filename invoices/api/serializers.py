@@ -69,7 +69,7 @@ class RedirectUrlField(StrictCharField):
 
 
 _CREATE_KEYS = frozenset({"invoiceCurrency", "items", "isMerchantPaysFee"})
-_ITEM_KEYS = {"name": None, "price": None}.keys()
+_ITEM_KEYS = frozenset({"name", "price"})
 
 
 class InvoiceCreateInputSerializer(serializers.Serializer):
