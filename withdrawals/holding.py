@@ -5,8 +5,8 @@ Three ways, one result (withdrawals/tests/test_accept_fast_path.py compares them
 - `accept_one_statement`: one item, in autocommit, on PostgreSQL (an API withdrawal without an
   Idempotency-Key or a payout policy, the common case): the hold, the uid and the three rows (ledger entry,
   withdrawal, webhook event) in one statement, which commits whole or writes nothing. When it makes
-  nothing (a short or missing account, the company's first withdrawal), the caller takes the next way in a
-  transaction, which answers why.
+  nothing (a short or missing account), or fails whole (the company's first withdrawal: no counter row
+  yet), the caller takes the next way in a transaction, which answers why or makes the counter row.
 - `accept_one_code`: every item in one code, on PostgreSQL, in the caller's transaction: one statement
   locks the account, checks and holds the sum and draws the uids; the rows are written by the caller.
 - `accept_locked`: several codes, or SQLite: every account locked (sorted), the uids drawn, the holds made.
@@ -22,7 +22,8 @@ from collections.abc import Callable, Sequence
 from decimal import localcontext
 from typing import Any
 
-from django.db import connection
+import psycopg
+from django.db import IntegrityError, connection
 
 from payments.bulkinsert import Expr, insert_together
 from payments.holds import AfterHold, ledger_hold_fresh, ledger_hold_source
@@ -122,7 +123,8 @@ def accept_locked(company: Company, items: Sequence[CheckedItem], rows: Rows) ->
 def accept_one_statement(company: Company, item: CheckedItem, rows: Rows) -> Accepted | None:
     """One item in autocommit on PostgreSQL, all written by one statement (payments.holds.ledger_hold_source):
     the account held, the counter drawn, then the entry, the withdrawal and its webhook event, whose uid the
-    statement makes from the counter. None, having changed nothing, when the statement made nothing."""
+    statement makes from the counter. None, having changed nothing, when the statement made nothing, or
+    failed whole for want of a counter row (the company's first withdrawal)."""
     placeholder = _placeholder()
     (withdrawal,), (event,) = rows([placeholder])
     with localcontext(MONEY_CONTEXT):
@@ -145,7 +147,12 @@ def accept_one_statement(company: Company, item: CheckedItem, rows: Rows) -> Acc
     withdrawal.uid = with_uid(placeholder)  # type: ignore[assignment]
     event.object_id = with_uid(placeholder)  # type: ignore[assignment]
     body, event.body = event.body, with_uid(event.body)  # type: ignore[assignment]
-    account_id, after_value = insert_together([entry], [withdrawal], [event], source=source)
+    try:
+        account_id, after_value = insert_together([entry], [withdrawal], [event], source=source)
+    except IntegrityError as exc:
+        if not isinstance(exc.__cause__, psycopg.errors.NotNullViolation):
+            raise
+        return None  # no counter row yet: the transaction's way makes it (any other NULL, it raises too)
     if account_id is None:
         return None
     # The objects as the statement wrote them.

@@ -264,6 +264,36 @@ def test_one_item_is_written_by_one_statement_with_the_rows_of_the_locking_path(
     assert ledger_verify() == []
 
 
+@pytest.mark.django_db(transaction=True)  # autocommit, as a request without an Idempotency-Key runs
+def test_a_companys_first_withdrawal_fails_the_one_statement_whole_then_takes_the_transaction(
+    api, merchant, one_statement_runs
+):
+    fund(merchant.company, "btc", "1")
+    assert not WithdrawalCounter.objects.exists()
+
+    with CaptureQueriesContext(connection) as queries:
+        response = withdraw(api, item())
+
+    prefix = merchant.company.uid_prefix
+    assert response.status_code == 200 and response.json()[0]["uid"] == f"{prefix}-1"
+    # The statement held the amount, found no counter row and was refused whole (the uid is NOT NULL); the
+    # transaction's way then made the counter row and the withdrawal: one hold, one set of rows.
+    assert one_statement_runs == [None]
+    statements = [q["sql"] for q in queries.captured_queries]
+    tried = next(i for i, sql in enumerate(statements) if sql.startswith("WITH held"))
+    assert "FROM hold" in statements[tried] and "BEGIN" in statements[tried + 1 :]
+    withdrawal = Withdrawal.objects.get()
+    account = Account.objects.get(company=merchant.company, code="btc")
+    assert account.held == withdrawal.amount + withdrawal.fee
+    assert account.available == Decimal(1) - account.held
+    assert LedgerEntry.objects.filter(kind=LedgerEntry.Kind.WITHDRAWAL_HOLD).count() == 1
+    assert WebhookEvent.objects.filter(family="withdrawal").count() == 1
+    assert WithdrawalCounter.objects.get().next_sequence == 2
+    assert ledger_verify() == []
+    assert withdraw(api, item()).json()[0]["uid"] == f"{prefix}-2"
+    assert one_statement_runs[1] is not None  # the counter row exists now: one statement
+
+
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("first_of_company", [True, False], ids=["no counter yet", "counter"])
 @pytest.mark.parametrize("case", ["one item", "no account"])
