@@ -50,6 +50,27 @@ def test_a_delivery_is_two_statements_on_postgresql(merchant, receiver, status):
     assert [query["sql"].split()[0] for query in queries] == ["UPDATE", "WITH"]
 
 
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)  # each atomic block below is a transaction of its own
+def test_only_the_claims_own_transaction_commits_without_waiting_for_the_disk(merchant, receiver):
+    event = publish(merchant.company)
+    make_due(event)
+
+    def setting() -> str:
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW synchronous_commit")
+            return cursor.fetchone()[0]
+
+    with transaction.atomic():  # to look inside the claim's transaction, which is its statement's otherwise
+        assert setting() == "on"
+        assert delivery._claim(event.pk, None) is not None
+        assert setting() == "off"
+    assert setting() == "on"  # the record, and everything else on this connection, waits for the disk
+    with transaction.atomic():
+        assert delivery._claim(event.pk, None) is None  # leased: nothing claimed
+    assert setting() == "on"
+
+
 def test_the_returned_attempt_is_the_recorded_row(merchant, receiver):
     event = publish(merchant.company)
 
