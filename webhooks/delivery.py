@@ -85,15 +85,21 @@ _HELD_BACK = f"""EXISTS (SELECT 1 FROM {_EVENT} AS earlier WHERE earlier.company
 _SECRETS = ("signing_secret_encrypted", "previous_signing_secret_encrypted", "previous_signing_secret_until")
 _OF = ModelColumns(Company, _COMPANY, ("id", "webhook_url", *_SECRETS))
 _OF_COMPANY = [f"(SELECT {c} FROM {_COMPANY} WHERE id = {_EVENT}.company_id)" for c in _OF.columns[1:]]  # noqa: S608
-_CLAIM_SQL = f"""UPDATE {_EVENT} SET lease_token = %s, lease_expires_at = %s WHERE id = %s AND {_CLAIMABLE}
-    AND NOT {_HELD_BACK} RETURNING body, attempt_count, company_id, {", ".join(_OF_COMPANY)}"""  # noqa: S608
+
+
+def _claim_sql(relaxed: str = "") -> str:
+    """The claim; `relaxed`, a condition (ending in AND) that holds and tunes the claim's transaction."""
+    return f"""UPDATE {_EVENT} SET lease_token = %s, lease_expires_at = %s
+    WHERE id = %s AND {relaxed}{_CLAIMABLE} AND NOT {_HELD_BACK}
+    RETURNING body, attempt_count, company_id, {", ".join(_OF_COMPANY)}"""  # noqa: S608
+
+
+_CLAIM_SQL = _claim_sql()
 # PostgreSQL: the claim's commit does not wait for its WAL to reach the disk (about 0.14 ms of a delivery's
 # 3.5 here). A claim lost in a crash before the attempt's record commits (which flushes the WAL up to itself,
 # the claim's commit included) leaves the event pending with no lease: it is delivered again, as it is when a
 # worker dies holding a durable lease. Only the claimed row's transaction is relaxed (set_config's is_local).
-_CLAIM_SQL_POSTGRES = _CLAIM_SQL.replace(
-    "WHERE id = %s AND", "WHERE id = %s AND set_config('synchronous_commit', 'off', true) = 'off' AND", 1
-)
+_CLAIM_SQL_POSTGRES = _claim_sql("set_config('synchronous_commit', 'off', true) = 'off' AND ")
 # When the claim took nothing (the rare path), the message is sent again, backing off, while the event is held
 # back, or if it has become claimable since (the earlier event's first attempt was recorded in between).
 _RESEND_SQL = f"SELECT 1 FROM {_EVENT} WHERE id = %s AND ({_HELD_BACK} OR {_CLAIMABLE})"  # noqa: S608
