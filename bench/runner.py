@@ -40,7 +40,7 @@ def main() -> int:
 
 
 def _run() -> int:
-    settings = WrkSettings()
+    settings = _wrk_settings()
     # Before anything is started, so a machine without wrk (and without root) stops here, cleanly.
     wrk_path = ensure_wrk()
     setup_django()
@@ -92,6 +92,19 @@ def _selected() -> list[Benchmark]:
         known = ", ".join(kind.__name__ for kind in BENCHMARKS)
         raise BenchUsageError(f"BENCH_ONLY names no benchmark: {', '.join(sorted(unknown))} (known: {known})")
     return [kind for kind in BENCHMARKS if not only or kind.__name__ in only]
+
+
+def _wrk_settings() -> WrkSettings:
+    """wrk's settings: 32 connections, or `BENCH_CONNECTIONS` (a whole number from 1 to 1,000): with 1, no
+    request waits behind another, so the HTTP rows show what one request costs, not a queue's length."""
+    raw = os.environ.get("BENCH_CONNECTIONS", "").strip()
+    if not raw:
+        return WrkSettings()
+    if not raw.isdecimal() or not 1 <= int(raw) <= 1000:
+        raise BenchUsageError(f"BENCH_CONNECTIONS must be a whole number from 1 to 1000, not {raw!r}.")
+    connections = int(raw)
+    # wrk refuses fewer connections than threads.
+    return WrkSettings(threads=min(WrkSettings.threads, connections), connections=connections)
 
 
 class BenchUsageError(Exception):
