@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import http.client
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from bench import wrk
-from bench.core import BenchContext, Result, benchmark, with_ratios
+from bench.core import BenchContext, Result, WrkSettings, benchmark, with_ratios
 from bench.endpoints import BASELINE, BENCH_BTC_ADDRESS, ENDPOINTS, HttpEndpoint
 from bench.server import settle_database
 
@@ -58,7 +59,7 @@ def http_endpoints(ctx: BenchContext) -> list[Result]:
                 wrk.write_script(path, method=endpoint.method, body=body, headers=headers),
             )
 
-    def measure(name: str) -> wrk.WrkReport | None:
+    def measure(name: str, settings: WrkSettings, *, keep: bool = True) -> wrk.WrkReport | None:
         if name not in scripts or failures[name]:
             return None
         endpoint, script = scripts[name]
@@ -66,22 +67,35 @@ def http_endpoints(ctx: BenchContext) -> list[Result]:
         settle_database()  # the previous run's writes vacuumed and flushed, not measured here
         try:
             # Warm-up fills connection pools, caches and imports in every worker; its numbers are dropped.
-            wrk.run(wrk_path, url, script, ctx.wrk, duration_s=ctx.wrk.warmup_s)
-            report = wrk.run(wrk_path, url, script, ctx.wrk, duration_s=ctx.wrk.duration_s)
+            wrk.run(wrk_path, url, script, settings, duration_s=settings.warmup_s)
+            report = wrk.run(wrk_path, url, script, settings, duration_s=settings.duration_s)
         except wrk.WrkError as exc:
             failures[name].append(str(exc))
             return None
-        runs[name].append(report)
+        if keep:
+            runs[name].append(report)
         failures[name] += report.failures()
         return None if report.failures() else report
 
     paired = {e.name: e.baseline for e in ENDPOINTS if e.baseline != e.name}
-    pairs: dict[str, list[tuple[float, float]]] = {name: [] for name in paired}
+    pairs: dict[str, list[tuple[float, float, float]]] = {name: [] for name in paired}
     for _ in range(HTTP_ROUNDS):
         for name, baseline_name in paired.items():
-            base, report = measure(baseline_name), measure(name)
-            if base is not None and report is not None and base.requests_per_s and base.p99_ms:
-                pairs[name].append((report.requests_per_s / base.requests_per_s, report.p99_ms / base.p99_ms))
+            base, report = measure(baseline_name, ctx.wrk), measure(name, ctx.wrk)
+            if (
+                base is not None
+                and report is not None
+                and base.requests_per_s
+                and base.p50_ms
+                and base.p99_ms
+            ):
+                pairs[name].append(
+                    (
+                        report.requests_per_s / base.requests_per_s,
+                        report.p50_ms / base.p50_ms,
+                        report.p99_ms / base.p99_ms,
+                    )
+                )
     results = []
     for raw_endpoint in ENDPOINTS:
         name, reports = raw_endpoint.name, runs[raw_endpoint.name]
@@ -95,12 +109,45 @@ def http_endpoints(ctx: BenchContext) -> list[Result]:
                 _median([r.requests_per_s for r in reports]),
                 p50_ms=_median([r.p50_ms for r in reports]),
                 p99_ms=_median([r.p99_ms for r in reports]),
-                ratio=_median([ratio for ratio, _ in ratios]) if ratios else None,
-                p99_ratio=_median([p99 for _, p99 in ratios]) if ratios else None,
+                ratio=_median([ratio for ratio, _, _ in ratios]) if ratios else None,
+                p50_ratio=_median([p50 for _, p50, _ in ratios]) if ratios else None,
+                p99_ratio=_median([p99 for _, _, p99 in ratios]) if ratios else None,
                 baseline=raw_endpoint.baseline,
             )
         )
+    if ctx.wrk.connections > 1:
+        results += _one_connection(paired, lambda name: measure(name, ONE_CONNECTION, keep=False))
     return with_ratios(results, baseline=BASELINE)
+
+
+# The same endpoints once more with one connection, each right after its baseline: no request waits behind
+# another, so `p50 x` is what one request costs against the baseline's one request. Reported, not judged.
+ONE_CONNECTION = WrkSettings(threads=1, connections=1)
+ONE_CONNECTION_SUFFIX = " @1 connection"
+
+
+def _one_connection(paired: dict[str, str], measure: Callable[[str], wrk.WrkReport | None]) -> list[Result]:
+    """Each endpoint right after its own baseline run, with its ratios to that run; each baseline's first
+    run."""
+    results: dict[str, Result] = {}
+    for name, baseline_name in paired.items():
+        base, report = measure(baseline_name), measure(name)
+        if base is not None:
+            results.setdefault(baseline_name, _row(baseline_name, base, baseline_name))
+        row = _row(name, report, baseline_name)
+        if base is not None and report is not None and base.requests_per_s and base.p50_ms and base.p99_ms:
+            row.ratio = report.requests_per_s / base.requests_per_s
+            row.p50_ratio = report.p50_ms / base.p50_ms
+            row.p99_ratio = report.p99_ms / base.p99_ms
+        results[name] = row
+    return list(results.values())
+
+
+def _row(name: str, report: wrk.WrkReport | None, baseline: str) -> Result:
+    label, of = name + ONE_CONNECTION_SUFFIX, baseline + ONE_CONNECTION_SUFFIX
+    if report is None:
+        return Result(label, None, baseline=of, failures=["not measured"])
+    return Result(label, report.requests_per_s, p50_ms=report.p50_ms, p99_ms=report.p99_ms, baseline=of)
 
 
 def _median(values: list[float]) -> float:

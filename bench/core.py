@@ -48,11 +48,18 @@ class Result:
     p99_ms: float | None = None
     ratio: float | None = None
     p99_ratio: float | None = None  # p99 over the baseline's p99 (lower is better; 1.00 = the floor)
+    p50_ratio: float | None = (
+        None  # p50 over the baseline's p50: one request's cost where none waits (1 conn)
+    )
     baseline: str = (
         ""  # the row `ratio` divides by ("" when the kind has one baseline row, given to with_ratios)
     )
     # Non-empty means the numbers are not trustworthy (non-2xx answers, socket errors); the run exits 1.
     failures: list[str] = field(default_factory=list)
+    # The row's target as the table prints it (bench/targets.py), and whether this run met it (None: no
+    # target, or no trustworthy number to judge).
+    target: str = ""
+    met: bool | None = None
 
 
 Benchmark = Callable[[BenchContext], list[Result]]
@@ -66,17 +73,17 @@ def benchmark(func: Benchmark) -> Benchmark:
 
 
 def with_ratios(results: list[Result], *, baseline: str) -> list[Result]:
-    """Fill `ratio` (ops/s over the baseline's) and `p99_ratio` (p99 over the baseline's) of each row, the
-    baseline being the row the result names, else the row named `baseline` (which gets 1.00). A row whose
-    ratio its kind worked out already (from runs paired with the baseline's) keeps it; every row on a failed
-    baseline loses its ratios."""
+    """Fill `ratio` (ops/s over the baseline's), `p99_ratio` and `p50_ratio` (p99, p50 over the baseline's)
+    of each row, the baseline being the row the result names, else the row named `baseline` (which gets
+    1.00). A row whose ratio its kind worked out already (from runs paired with the baseline's) keeps it;
+    every row on a failed baseline loses its ratios."""
     rows = {r.name: r for r in results}
     for result in results:
         result.baseline = result.baseline or baseline
         base = rows.get(result.baseline)
         if base is None or base.failures or not base.requests_per_s:
             # No trustworthy baseline: leave the ratios empty rather than divide by a bad number.
-            result.ratio = result.p99_ratio = None
+            result.ratio = result.p99_ratio = result.p50_ratio = None
             continue
         if result.ratio is not None:
             continue  # worked out by its kind from paired runs
@@ -84,4 +91,6 @@ def with_ratios(results: list[Result], *, baseline: str) -> list[Result]:
             result.ratio = result.requests_per_s / base.requests_per_s
             if result.p99_ms is not None and base.p99_ms:
                 result.p99_ratio = result.p99_ms / base.p99_ms
+            if result.p50_ms is not None and base.p50_ms:
+                result.p50_ratio = result.p50_ms / base.p50_ms
     return results

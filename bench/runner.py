@@ -16,6 +16,7 @@ from types import FrameType
 
 from bench.cleanup import clean_earlier_runs
 from bench.core import BENCHMARKS, BenchContext, Benchmark, Result, WrkSettings
+from bench.endpoints import ENDPOINTS
 from bench.server import (
     ServerError,
     create_merchant,
@@ -25,11 +26,13 @@ from bench.server import (
     setup_django,
     worker_count,
 )
+from bench.targets import judge
 from bench.wrk import WrkError, ensure_wrk
 
 
 def main() -> int:
-    """Run the whole bench. Exit status: 0 all clean, 1 some measurement had errors, 2 could not run."""
+    """Run the whole bench. Exit status: 0 all clean and every target met, 1 some measurement had errors,
+    2 could not run, 3 a row missed its target."""
     # SIGTERM (CI timeout, `kill`) must unwind through the finally blocks that stop gunicorn.
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
@@ -44,6 +47,7 @@ def _run() -> int:
     # Before anything is started, so a machine without wrk (and without root) stops here, cleanly.
     wrk_path = ensure_wrk()
     setup_django()
+    process_log = _log_to_file()
     # Registers the kinds, after Django is configured: the in-process ones, then the worker processes.
     import bench.benchmarks
     import bench.workers  # noqa: F401
@@ -68,11 +72,15 @@ def _run() -> int:
             for kind in kinds:
                 settle_database()
                 results += kind(ctx)
+        judge(results, http_rows={endpoint.name for endpoint in ENDPOINTS}, connections=settings.connections)
         print(_table(results))
         print(f"\nwritten to {_save(results, database.description, workers, settings)}")
+        missed = [r for r in results if r.met is False]
+        print(_verdict(results, missed))
+        print(f"this process's log (JSON, as production writes it): {process_log}")
         failed = [r for r in results if r.failures]
         if not failed:
-            return 0
+            return 3 if missed else 0
         print("\nFAILED: these measurements had errors, so their numbers do not count:")
         for result in failed:
             for failure in result.failures:
@@ -82,6 +90,24 @@ def _run() -> int:
             print("\ngunicorn log (last 40 lines):")
             print("\n".join(server_log.splitlines()[-40:]))
         return 1
+
+
+def _log_to_file() -> Path:
+    """The bench process logs as production does (JSON at INFO, config.settings.bench), into a file as a
+    service's lines go to the journal: the in-process kinds pay for their log lines, the terminal shows the
+    table."""
+    import logging
+
+    from django.conf import settings as django_settings
+
+    folder = Path(django_settings.VAR_DIR) / "bench"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "bench-process.log"
+    stream = path.open("w")  # open for the life of the process, as a service's stderr is
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
+            handler.setStream(stream)
+    return path
 
 
 def _selected() -> list[Benchmark]:
@@ -133,18 +159,33 @@ def _print_environment(database: str, workers: int, why: str, settings: WrkSetti
 
 def _table(results: list[Result]) -> str:
     width = max([len("name"), *(len(r.name) for r in results)])
+    target_width = max([len("target"), *(len(r.target) for r in results)])
     header = (
-        f"{'name':<{width}}  {'requests/s':>10}  {'p50 ms':>8}  {'p99 ms':>8}  {'ratio':>6}  {'p99 x':>6}"
-        "  baseline"
+        f"{'name':<{width}}  {'requests/s':>10}  {'p50 ms':>8}  {'p99 ms':>8}  {'ratio':>6}  {'p50 x':>6}"
+        f"  {'p99 x':>6}  {'target':<{target_width}}  {'met':<4}  baseline"
     )
     rows = [header, "-" * len(header)]
     for r in results:
         mark = "  FAILED" if r.failures else ""
         rows.append(
             f"{r.name:<{width}}  {_num(r.requests_per_s, 10, 1)}  {_num(r.p50_ms, 8, 2)}"
-            f"  {_num(r.p99_ms, 8, 2)}  {_num(r.ratio, 6, 2)}  {_num(r.p99_ratio, 6, 2)}  {r.baseline}{mark}"
+            f"  {_num(r.p99_ms, 8, 2)}  {_num(r.ratio, 6, 2)}  {_num(r.p50_ratio, 6, 2)}"
+            f"  {_num(r.p99_ratio, 6, 2)}  {r.target:<{target_width}}  {_met(r):<4}  {r.baseline}{mark}"
         )
     return "\n".join(rows)
+
+
+def _met(result: Result) -> str:
+    return {True: "yes", False: "NO", None: "-" if result.target else ""}[result.met]
+
+
+def _verdict(results: list[Result], missed: list[Result]) -> str:
+    judged = [r for r in results if r.met is not None]
+    unjudged = [r for r in results if r.target and r.met is None]
+    lines = [f"\ntargets: {len(judged) - len(missed)} of {len(judged)} met"]
+    lines += [f"  missed: {r.name}: {r.target}" for r in missed]
+    lines += [f"  not judged (no trustworthy number): {r.name}" for r in unjudged]
+    return "\n".join(lines)
 
 
 def _save(results: list[Result], database: str, workers: int, settings: WrkSettings) -> Path:

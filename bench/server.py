@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -133,32 +134,49 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-@contextmanager
-def gunicorn(*, workers: int, log: IO[str]) -> Iterator[str]:
-    """Run gunicorn on 127.0.0.1 for the duration of the block; yields its base URL; always stops it."""
-    port = free_port()
-    command = [
+def gunicorn_command(*, port: int, workers: int) -> list[str]:
+    """The command line of deploy/systemd/kassa-web.service: its config module, its JSON logger, no control
+    socket; only the address and the number of workers are the bench's. The metrics directory is set in
+    the environment (`gunicorn`), and the log stream goes to a file, as the unit's goes to the journal."""
+    return [
         sys.executable,
         "-m",
         "gunicorn",
-        "config.wsgi:application",
+        "-c",
+        "python:config.gunicorn",
+        "config.wsgi",
         f"--bind=127.0.0.1:{port}",
         f"--workers={workers}",
         "--worker-class=sync",
         f"--chdir={BASE_DIR}",
-        "--log-level=warning",
         "--error-logfile=-",
+        "--logger-class=config.gunicorn_logging.JsonLogger",
+        "--no-control-socket",
     ]
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": SETTINGS_MODULE, "PYTHONUNBUFFERED": "1"}
-    # Its own session (process group), so stopping it reaches the workers too, even if the master is stuck.
-    process = subprocess.Popen(  # noqa: S603
-        command, cwd=BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-    )
-    try:
-        _wait_until_up(process, port, log)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        stop_process_group(process)
+
+
+@contextmanager
+def gunicorn(*, workers: int, log: IO[str]) -> Iterator[str]:
+    """Run gunicorn on 127.0.0.1 for the duration of the block; yields its base URL; always stops it."""
+    port = free_port()
+    command = gunicorn_command(port=port, workers=workers)
+    with tempfile.TemporaryDirectory(prefix="kassa-bench-metrics-") as metrics_dir:
+        env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": SETTINGS_MODULE,
+            "PROMETHEUS_MULTIPROC_DIR": metrics_dir,
+            "PYTHONUNBUFFERED": "1",
+        }
+        # Its own session (process group), so stopping it reaches the workers too, even if the master is
+        # stuck.
+        process = subprocess.Popen(  # noqa: S603
+            command, cwd=BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        try:
+            _wait_until_up(process, port, log)
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            stop_process_group(process)
 
 
 def _wait_until_up(process: subprocess.Popen[bytes], port: int, log: IO[str], timeout_s: float = 30) -> None:

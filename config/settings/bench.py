@@ -3,10 +3,20 @@
 Only these settings install the `bench` app (its table and `/bench/baseline`); test and production never do.
 """
 
+from config.logs import logging_config
 from payments.keys import development_key
 
 from .base import *  # noqa: F403
-from .base import DATABASES, FIELD_ENCRYPTION_KEY, INSTALLED_APPS, REST_FRAMEWORK, SECRET_KEY, VAR_DIR, env
+from .base import (
+    DATABASES,
+    FIELD_ENCRYPTION_KEY,
+    INSTALLED_APPS,
+    LOG_LEVEL,
+    REST_FRAMEWORK,
+    SECRET_KEY,
+    VAR_DIR,
+    env,
+)
 
 DEBUG = False
 SECRET_KEY = SECRET_KEY or development_key(VAR_DIR / "secret_key", "django")
@@ -31,13 +41,10 @@ REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {"invoice_public": "1000000000/min"}
 # per lease of 100 requests), out of reach.
 API_TOKEN_RATE = env.str("API_TOKEN_RATE", default="1000000000/min")
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    # Warnings only: a log line per request would measure the terminal, but a 500's traceback still shows.
-    "root": {"handlers": ["console"], "level": "WARNING"},
-}
+# Logs as production does (config/settings/production.py): one JSON object per line at LOG_LEVEL (INFO), so
+# every request pays its access line here too. gunicorn's stream goes to a file (bench/server.py), as a
+# service's goes to the journal, never to a terminal.
+LOG_FORMAT = env.str("LOG_FORMAT", default="json")
+LOGGING = logging_config(LOG_FORMAT, LOG_LEVEL)
 # The EVM backend signs in-process with the public development seed (never in production).
 EVM_SIGNER = env.str("EVM_SIGNER", default="local")
