@@ -56,7 +56,9 @@ def http_endpoints(ctx: BenchContext) -> list[Result]:
             path = Path(ctx.workdir) / f"endpoint-{index}.lua"
             scripts[endpoint.name] = (
                 endpoint,
-                wrk.write_script(path, method=endpoint.method, body=body, headers=headers),
+                wrk.write_script(
+                    path, method=endpoint.method, body=body, headers=headers, clients=endpoint.clients
+                ),
             )
 
     def measure(name: str, settings: WrkSettings, *, keep: bool = True) -> wrk.WrkReport | None:

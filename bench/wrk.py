@@ -70,12 +70,30 @@ def lua_string(text: str) -> str:
     return '"' + "".join(chr(b) if b in safe else f"\\{b:03d}" for b in text.encode()) + '"'
 
 
-def write_script(path: Path, *, method: str, body: str | None, headers: dict[str, str]) -> Path:
-    """The request wrk repeats; a script is the only way to give wrk a method other than GET and a body."""
+def write_script(
+    path: Path, *, method: str, body: str | None, headers: dict[str, str], clients: int = 0
+) -> Path:
+    """The request wrk repeats; a script is the only way to give wrk a method other than GET and a body.
+    With `clients`, each request names the next of that many client addresses in X-Forwarded-For, taken
+    from 198.18.0.0/15, the range set aside for benchmarks (RFC 2544): a header only, no traffic goes
+    there."""
     lines = [f"wrk.method = {lua_string(method)}"]
     if body is not None:
         lines.append(f"wrk.body = {lua_string(body)}")
     lines += [f"wrk.headers[{lua_string(k)}] = {lua_string(v)}" for k, v in headers.items()]
+    if clients:
+        if not 1 <= clients <= 65536:
+            raise ValueError(f"clients is 1 to 65,536, not {clients}")
+        lines += [
+            "local client = 0",
+            "request = function()",
+            f"  client = (client + 1) % {clients}",
+            # wrk's Lua is LuaJIT (Lua 5.1): no integer division operator.
+            "  local high, low = math.floor(client / 256), client % 256",
+            '  wrk.headers["X-Forwarded-For"] = "198.18." .. high .. "." .. low',
+            "  return wrk.format()",
+            "end",
+        ]
     path.write_text("\n".join(lines) + "\n")
     return path
 

@@ -127,3 +127,14 @@ def test_at_one_connection_the_p99_is_not_judged_by_the_p50() -> None:
         [_row("POST invoice", ratio=0.8, p50_ms=3.0, p99_ms=9.0)], http_rows={"POST invoice"}, connections=1
     )
     assert (row.target, row.met) == ("ratio >= 0.70", True)
+
+
+def test_the_public_read_is_sent_as_from_many_clients_each_with_its_own_budget(tmp_path) -> None:
+    from bench.endpoints import ENDPOINTS, PUBLIC_CLIENTS
+    from bench.wrk import write_script
+
+    public = next(e for e in ENDPOINTS if e.name == "GET invoice (public)")
+    assert public.clients == PUBLIC_CLIENTS == 4096
+    script = write_script(tmp_path / "s.lua", method="GET", body=None, headers={}, clients=3).read_text()
+    assert "% 3" in script and '"198.18." .. high .. "." .. low' in script and "return wrk.format()" in script
+    assert "request" not in write_script(tmp_path / "t.lua", method="GET", body=None, headers={}).read_text()
