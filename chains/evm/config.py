@@ -14,6 +14,8 @@
 - `sweep_min`: the least a deposit address must hold of this code before it is swept to the hot address
   (in the coin; default: the asset's minimum withdrawal).
 - `topup_cap`: the most native coin one gas top-up may send (default 0.01).
+- `topup_daily_limit`: the most native coin the gas top-ups of this code may send in a UTC day (default
+  20 x `topup_cap`, so 0.2; at least `topup_cap`); the signer refuses more (its journal counts them).
 - `payout_limit`, `daily_limit`: the most one payout, and all payouts of a UTC day, may send of this code
   (in the coin); the signer refuses more. Unset: no limit.
 - `confirmations` is the asset's, as everywhere (ASSET_OVERRIDES).
@@ -44,6 +46,7 @@ _KEYS = {
     "priority_fee_gwei",
     "sweep_min",
     "topup_cap",
+    "topup_daily_limit",
     "payout_limit",
     "daily_limit",
 }
@@ -61,6 +64,7 @@ class EvmConfig:
     priority_fee_wei: int | None
     sweep_min: Decimal
     topup_cap: Decimal
+    topup_daily_limit: Decimal
     payout_limit: Decimal | None
     daily_limit: Decimal | None
 
@@ -128,6 +132,10 @@ def _parse(code: str, entry: Any) -> EvmConfig:
             raise ImproperlyConfigured(f"{where}.contract is the token's 0x... contract address")
         contract = contract.lower()
         decimals = _whole(where, "decimals", entry.get("decimals"), low=asset.chain_decimals, high=36)
+    topup_cap = _amount(where, "topup_cap", entry.get("topup_cap", "0.01"))
+    topup_daily_limit = _amount(where, "topup_daily_limit", entry.get("topup_daily_limit", 20 * topup_cap))
+    if topup_daily_limit < topup_cap:
+        raise ImproperlyConfigured(f"{where}.topup_daily_limit is at least topup_cap ({topup_cap})")
     return EvmConfig(
         code=code,
         url=url,
@@ -141,7 +149,8 @@ def _parse(code: str, entry: Any) -> EvmConfig:
             else int(_amount(where, "priority_fee_gwei", entry["priority_fee_gwei"]) * GWEI)
         ),
         sweep_min=_amount(where, "sweep_min", entry.get("sweep_min", asset.min_withdrawal)),
-        topup_cap=_amount(where, "topup_cap", entry.get("topup_cap", "0.01")),
+        topup_cap=topup_cap,
+        topup_daily_limit=topup_daily_limit,
         payout_limit=_optional(where, "payout_limit", entry.get("payout_limit")),
         daily_limit=_optional(where, "daily_limit", entry.get("daily_limit")),
     )

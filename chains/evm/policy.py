@@ -3,18 +3,24 @@
 The signer signs exactly three kinds of transaction, each only as the stored plan says:
 - `payout`: from the hot address, paying one accepted (processing) withdrawal exactly its address and
   amount, within the code's `payout_limit` (once, and within `daily_limit`: the signer's own journal);
-- `topup`: from the hot address to a deposit address whose token sweep is waiting for gas, at most
-  `topup_cap` of the native coin;
+- `topup`: from the hot address to the deposit address of a token sweep waiting for gas, at most
+  `topup_cap` of the native coin (and within `topup_daily_limit`: the journal);
 - `sweep`: from a deposit address (the key of the sweep's derivation index) to the hot address, exactly
   the amount the stored sweep names.
 Every transaction is EIP-1559 on the code's chain, with a fee under the cap. Anything else is refused
 with the reason; nothing is signed. The database says what may be signed; what was signed is kept by the
 signer itself (its journal), out of reach of the web and the workers, which can write the database.
+
+The addresses are never taken from the database: the hot address and a sweep's deposit address are what
+the signer derives from its own seed (`own`: (BIP-44 chain, index) -> address), and a stored row that
+names another address is refused. So whoever writes the database can at worst move the house's coin
+between the house's own addresses, within the caps.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -23,13 +29,17 @@ from django.db.models import Q
 from web3 import Web3
 
 from chains.evm.config import EvmConfig, evm_config
-from chains.evm.node import coin, hot_address, transfer_call
+from chains.evm.node import coin, transfer_call
 from chains.models import ChainTx, ChainTxStatus, Sweep
 from payments.money import number_text
 from withdrawals.models import Withdrawal
 
 MAX_GAS = 500_000
 HOT = (1, 0)  # (BIP-44 chain, index) of the hot address
+RECEIVING = 0  # the BIP-44 chain of the deposit addresses
+
+# The signer's own derivation: the address of m/44'/60'/0'/<chain>/<index> of its seed.
+Own = Callable[[int, int], str]
 
 
 class SignRefused(Exception):
@@ -51,11 +61,12 @@ class Approved:
     purpose: str  # payout, topup, sweep
     ref: str  # "withdrawal:<uid>" or "sweep:<id>"
     amount: Decimal  # what it moves (a top-up: the native coin)
-    daily_limit: Decimal | None = None  # payouts: the code's limit per UTC day
+    daily_limit: Decimal | None = None  # the most of `amount` this purpose of the code may move a UTC day
 
 
-def check(code: str, payload: str | dict[str, Any]) -> Approved:
-    """Approve a signing request (an UnsignedTx's payload) or raise SignRefused with the reason."""
+def check(code: str, payload: str | dict[str, Any], own: Own) -> Approved:
+    """Approve a signing request (an UnsignedTx's payload) or raise SignRefused with the reason; `own`
+    derives the signer's addresses from its seed."""
     request = json.loads(payload) if isinstance(payload, str) else payload
     if not isinstance(request, dict):
         raise SignRefused("a request is a JSON object")
@@ -65,17 +76,18 @@ def check(code: str, payload: str | dict[str, Any]) -> Approved:
         raise SignRefused(f"{code} is not an EVM code served here") from exc
     tx = _tx(config, request.get("tx"))
     purpose, ref = request.get("purpose"), str(request.get("ref", ""))
+    hot = own(*HOT)
     if purpose == "payout":
         amount = _payout(config, tx, ref)
-        return Approved(
-            *HOT, hot_address(), tx, config.code, purpose, ref, amount, daily_limit=config.daily_limit
-        )
+        return Approved(*HOT, hot, tx, config.code, purpose, ref, amount, daily_limit=config.daily_limit)
     if purpose == "topup":
-        _topup(config, tx, ref)
-        return Approved(*HOT, hot_address(), tx, config.code, purpose, ref, coin(tx["value"]))
+        _topup(config, tx, ref, own)
+        value = coin(tx["value"])
+        return Approved(*HOT, hot, tx, config.code, purpose, ref, value, daily_limit=config.topup_daily_limit)
     if purpose == "sweep":
-        sweep = _sweep(config, tx, ref)
-        return Approved(0, sweep.derivation_index, sweep.address, tx, config.code, purpose, ref, sweep.amount)
+        sweep = _sweep(config, tx, ref, own, hot)
+        index = sweep.derivation_index
+        return Approved(RECEIVING, index, own(RECEIVING, index), tx, config.code, purpose, ref, sweep.amount)
     raise SignRefused(f"unknown purpose {purpose!r}: only payout, topup and sweep are signed")
 
 
@@ -141,9 +153,9 @@ def _payout(config: EvmConfig, tx: dict[str, Any], ref: str) -> Decimal:
     return withdrawal.amount  # the day's total is the journal's (chains.evm.signer)
 
 
-def _topup(config: EvmConfig, tx: dict[str, Any], ref: str) -> None:
-    sweep = _stored_sweep(config, ref, Sweep.Status.TOPUP)
-    if tx["to"].lower() != sweep.address or tx["data"] not in ("0x", "") or config.contract is None:
+def _topup(config: EvmConfig, tx: dict[str, Any], ref: str, own: Own) -> None:
+    sweep = _stored_sweep(config, ref, own, Sweep.Status.TOPUP)
+    if tx["to"].lower() != sweep.address.lower() or tx["data"] not in ("0x", "") or config.contract is None:
         raise SignRefused("a top-up sends only native coin to the deposit address of a token sweep")
     if coin(tx["value"]) > config.topup_cap:
         raise SignRefused(f"the top-up is over the cap {number_text(config.topup_cap)}")
@@ -151,17 +163,24 @@ def _topup(config: EvmConfig, tx: dict[str, Any], ref: str) -> None:
         raise SignRefused(f"sweep {sweep.pk} has its top-up already")
 
 
-def _sweep(config: EvmConfig, tx: dict[str, Any], ref: str) -> Sweep:
-    sweep = _stored_sweep(config, ref, Sweep.Status.READY, Sweep.Status.SENT)
-    _expect(tx, config, hot_address(), sweep.amount)
+def _sweep(config: EvmConfig, tx: dict[str, Any], ref: str, own: Own, hot: str) -> Sweep:
+    sweep = _stored_sweep(config, ref, own, Sweep.Status.READY, Sweep.Status.SENT)
+    _expect(tx, config, hot, sweep.amount)
     if sweep.sweep_tx is not None and sweep.sweep_tx.nonce != tx["nonce"]:
         raise SignRefused(f"sweep {sweep.pk} has its transaction already")
     return sweep
 
 
-def _stored_sweep(config: EvmConfig, ref: str, *statuses: str) -> Sweep:
+def _stored_sweep(config: EvmConfig, ref: str, own: Own, *statuses: str) -> Sweep:
+    """The sweep `ref` in one of `statuses`, whose address is the one the signer's seed derives at its
+    index (a row naming any other address is refused, whatever else it says)."""
     pk = ref.removeprefix("sweep:")
     sweep = Sweep.objects.filter(Q(pk=pk) if pk.isdigit() else Q(pk__in=[]), code=config.code).first()
     if sweep is None or sweep.status not in statuses:
         raise SignRefused(f"no sweep {ref!r} of {config.code} waiting for this step")
+    index = sweep.derivation_index
+    if index < 0 or index >= 2**31 or sweep.address.lower() != own(RECEIVING, index).lower():
+        raise SignRefused(
+            f"sweep {sweep.pk} names {sweep.address}, not the deposit address {index} of the signer's seed"
+        )
     return sweep

@@ -5,7 +5,9 @@
 - `manage.py run_signer --seed-file PATH --socket PATH` opens it with the passphrase from
   `KASSA_SIGNER_PASSPHRASE` (its own environment, not the web's or the workers'), checks that the seed is the
   one behind `CHAIN_XPUBS["evm"]`, and answers signing requests on a Unix socket: one JSON line in, one
-  out. Every request is checked against the database (chains.evm.policy) before anything is signed.
+  out, each connection in its own thread and within READ_DEADLINE seconds (an idle or slow client holds
+  only its own connection). Every request is checked against the database (chains.evm.policy) before
+  anything is signed; the addresses it pays are derived from the seed, never taken from the database.
 - Web and workers reach it with `EVM_SIGNER=unix:/run/kassa/signer.sock` (`SocketSigner`). In development
   and tests, `EVM_SIGNER=local` signs in-process with the public development seed through the same
   checks (`LocalSigner`); production refuses it.
@@ -20,6 +22,7 @@ import socket
 import socketserver
 import sqlite3
 import threading
+import time
 from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from functools import cache
@@ -31,7 +34,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
-from django.db import close_old_connections
+from django.db import close_old_connections, connections
 from eth_account import Account
 from web3 import Web3
 from web3.exceptions import TransactionNotFound
@@ -48,6 +51,7 @@ logger = logging.getLogger(__name__)
 ACCOUNT_PATH = "m/44'/60'/0'"
 SCRYPT_N = 2**15
 MAX_REQUEST = 64 * 1024
+READ_DEADLINE = 5.0  # seconds a connection has to send its request line
 
 
 class SignerUnavailable(PayoutHeld):
@@ -99,8 +103,9 @@ class SignerJournal:
 
     One nonce per request: a withdrawal, sweep or top-up signed once may be signed again only with the same
     nonce (a replacement with higher fees, of which at most one can be mined); never a second transaction
-    that could pay it again. And the payouts of a code per UTC day, each withdrawal counted once, within
-    the code's `daily_limit`."""
+    that could pay it again. And per code and UTC day, each withdrawal or top-up counted once (at the most
+    any of its signatures moves): the payouts within the code's `daily_limit`, the gas top-ups within its
+    `topup_daily_limit`. The file survives a restart of the signer, and the limits with it."""
 
     def __init__(self, path: str = ":memory:") -> None:
         if path != ":memory:":
@@ -116,40 +121,53 @@ class SignerJournal:
 
     def admit(self, approved: Approved) -> None:
         """Refuse what the journal forbids (call under `lock`, then `record` what was signed)."""
-        known = self._db.execute(
-            "SELECT nonce, txid FROM signed WHERE purpose = ? AND ref = ?", (approved.purpose, approved.ref)
-        ).fetchone()
-        if known is not None and known[0] != approved.tx["nonce"] and not _dead(approved, *known):
+        known = self._known(approved)
+        if known is not None and known[0] != approved.tx["nonce"] and not _dead(approved, known[0], known[1]):
             raise SignRefused(
                 f"{approved.ref} was signed already with nonce {known[0]}: only a replacement with that "
                 "nonce, or a new nonce once another transaction has used that one"
             )
-        if approved.daily_limit is not None and known is None:
+        # What this signature may move beyond what the ref's earlier ones could (at most one is mined).
+        more = approved.amount - (known[2] if known is not None else Decimal(0))
+        if approved.daily_limit is not None and more > 0:
             rows = self._db.execute(
-                "SELECT amount FROM signed WHERE purpose = 'payout' AND code = ? AND day = ?",
-                (approved.code, _today()),
+                "SELECT amount FROM signed WHERE purpose = ? AND code = ? AND day = ?",
+                (approved.purpose, approved.code, _today()),
             )
-            total = sum((Decimal(amount) for (amount,) in rows), approved.amount)
+            total = sum((Decimal(amount) for (amount,) in rows), more)
             if total > approved.daily_limit:
+                what = "of gas top-ups" if approved.purpose == "topup" else approved.code
+                limit = "topup_daily_limit" if approved.purpose == "topup" else "daily limit"
                 raise SignRefused(
-                    f"{number_text(total)} {approved.code} today is over the daily limit "
-                    f"{number_text(approved.daily_limit)}"
+                    f"{number_text(total)} {what} today is over the {limit} "
+                    f"{number_text(approved.daily_limit)} of {approved.code}"
                 )
 
     def record(self, approved: Approved, txid: str) -> None:
+        known = self._known(approved)
+        amount = max(approved.amount, known[2]) if known is not None else approved.amount
         self._db.execute(
             "INSERT INTO signed (purpose, ref, code, nonce, amount, day, txid) VALUES (?, ?, ?, ?, ?, ?, ?)"
-            " ON CONFLICT (purpose, ref) DO UPDATE SET txid = excluded.txid, nonce = excluded.nonce",
+            " ON CONFLICT (purpose, ref) DO UPDATE SET txid = excluded.txid, nonce = excluded.nonce,"
+            " amount = excluded.amount",
             (
                 approved.purpose,
                 approved.ref,
                 approved.code,
                 approved.tx["nonce"],
-                str(approved.amount),
+                str(amount),
                 _today(),
                 txid,
             ),
         )
+
+    def _known(self, approved: Approved) -> tuple[int, str, Decimal] | None:
+        """The nonce, txid and amount recorded for the request's ref, if it was signed before."""
+        row = self._db.execute(
+            "SELECT nonce, txid, amount FROM signed WHERE purpose = ? AND ref = ?",
+            (approved.purpose, approved.ref),
+        ).fetchone()
+        return None if row is None else (int(row[0]), str(row[1]), Decimal(row[2]))
 
 
 def _dead(approved: Approved, nonce: int, txid: str) -> bool:
@@ -202,10 +220,8 @@ class LocalSigner:
         )
 
     def sign(self, tx: UnsignedTx) -> SignedTx:
-        approved = check(tx.code, tx.payload)
+        approved = check(tx.code, tx.payload, own=self.address)
         key = self._key(approved.chain, approved.index)
-        if key.address.lower() != approved.sender.lower():
-            raise SignRefused("the key of the planned sender is not this seed's")
         with self.journal.lock:
             self.journal.admit(approved)
             signed = key.sign_transaction(approved.tx)
@@ -302,21 +318,53 @@ def answer(signer: LocalSigner, line: bytes) -> dict[str, Any]:
     }
 
 
-def serve(signer: LocalSigner, path: str, *, ready: Any = None) -> None:
+def serve(signer: LocalSigner, path: str, *, ready: Any = None, deadline: float = READ_DEADLINE) -> None:
     """Answer on the Unix socket at `path` (mode 0660: the signer's user and the workers' group) until
-    interrupted; requests are answered one at a time (limits are checked against what was signed)."""
+    interrupted. Each connection is served in its own thread and must send its request line within
+    `deadline` seconds, else it is closed unanswered: an idle or slow client never holds up another's
+    request. Signing itself is one at a time (the journal's lock: limits are checked against what was
+    signed)."""
     target = Path(path)
     if target.exists():
         target.unlink()
 
-    class Handler(socketserver.StreamRequestHandler):
+    class Handler(socketserver.BaseRequestHandler):
         def handle(self) -> None:
-            line = self.rfile.readline(MAX_REQUEST)
-            self.wfile.write(json.dumps(answer(signer, line)).encode() + b"\n")
+            try:
+                line = _read_line(self.request, deadline)
+            except (TimeoutError, OSError) as exc:
+                logger.warning("signer: a connection sent no request within %ss; closed (%s)", deadline, exc)
+                return
+            try:
+                self.request.settimeout(deadline)
+                self.request.sendall(json.dumps(answer(signer, line)).encode() + b"\n")
+            except OSError as exc:
+                logger.warning("signer: an answer could not be sent: %s", exc)
+            finally:
+                connections.close_all()  # this thread's database connection ends with it
 
-    with socketserver.UnixStreamServer(path, Handler) as server:
+    class Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+        daemon_threads = True  # a stop never waits for a client
+
+    with Server(path, Handler) as server:
         os.chmod(path, 0o660)
         logger.info("signer: listening on %s", path)
         if ready is not None:
             ready(server)
         server.serve_forever()
+
+
+def _read_line(conn: socket.socket, deadline: float) -> bytes:
+    """One request line (at most MAX_REQUEST bytes), read within `deadline` seconds in all; TimeoutError
+    after that, however slowly the client trickles its bytes."""
+    end, data = time.monotonic() + deadline, b""
+    while b"\n" not in data and len(data) < MAX_REQUEST:
+        left = end - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the read deadline passed")
+        conn.settimeout(left)
+        chunk = conn.recv(MAX_REQUEST - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return data.split(b"\n", 1)[0]

@@ -34,6 +34,7 @@ def test_a_good_configuration_is_read_exactly(settings):
         Decimal("0.1"),
         None,
     )
+    assert (usdt.topup_cap, usdt.topup_daily_limit) == (Decimal("0.01"), Decimal("0.2"))  # 20 top-ups
     assert chain_codes("evm:1") == ["eth", "usdterc20"]  # the native coin leads the shared scanner
     assert chain_codes("evm:56") == ["bnb"]
 
@@ -53,6 +54,10 @@ def test_a_good_configuration_is_read_exactly(settings):
         ({"eth": {"url": URL, "chain_id": 1, "fee_cap_gwei": "-1"}}, "fee_cap_gwei is a positive amount"),
         ({"eth": {"url": URL, "chain_id": 1, "fee_cap_gwei": True}}, "fee_cap_gwei is a positive amount"),
         ({"eth": {"url": URL, "chain_id": 1, "gas": 1}}, "unknown keys ['gas']"),
+        (
+            {"eth": {"url": URL, "chain_id": 1, "topup_cap": "0.05", "topup_daily_limit": "0.01"}},
+            "topup_daily_limit is at least topup_cap (0.05)",
+        ),
         (
             {
                 "eth": {"url": URL, "chain_id": 1},
