@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta
+from decimal import Decimal
 from typing import Protocol
 
 from django.db import IntegrityError, InterfaceError, OperationalError, transaction
@@ -24,9 +25,10 @@ from alerts.services import alert_raise
 from chains.addresses import route_key
 from chains.base import DROPPED, FAILED, FROZEN, ChainTransfer, TransferKey
 from config import metrics
-from payments.assets import get_asset
+from payments.assets import Asset, get_asset
 from payments.bulkinsert import bulk_insert
 from payments.models import Company, Deposit, DepositAddress, QuarantinedTransfer
+from payments.money import check_range, decimal_places
 
 logger = logging.getLogger(__name__)
 
@@ -164,6 +166,7 @@ def _new_deposit(
     transfer: ChainTransfer, code: str, owner: DepositAddress | None, *, confirmations: int
 ) -> Deposit:
     """The row a first-seen transfer is recorded as, owned by `owner` when the address is ours for `code`."""
+    _require_carried(transfer, get_asset(code))
     company: Company | None
     if owner is not None and owner.code != code:
         # The address is ours but for another asset (e.g. ETH sent to a USDC address): recorded against the
@@ -188,6 +191,21 @@ def _new_deposit(
         deposit_address=owner,
         company=company,
     )
+
+
+def _require_carried(transfer: ChainTransfer, asset: Asset) -> None:
+    """An amount the asset cannot carry (more places than its chain has, zero, negative, not a number) is a
+    node's nonsense answer: refused before anything is recorded, so the transfer is quarantined for a person
+    like any other one that cannot be ingested, never stored as a deposit nobody is credited for."""
+    amount = transfer.amount
+    if not isinstance(amount, Decimal) or not amount.is_finite() or amount <= 0:
+        raise ValueError(f"the node reported {amount!r} for {asset.code}: not a positive amount")
+    if decimal_places(amount) > asset.amount_decimals:
+        raise ValueError(
+            f"the node reported {amount} {asset.code}: more than the {asset.amount_decimals} decimal places "
+            f"{asset.code} carries"
+        )
+    check_range(amount)
 
 
 # --- batches ---------------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from chains.models import ChainCursor, WatchRange
 from chains.scanning import WATCH_AHEAD, chain_scan
 from invoices.models import Invoice
 from payments.assets import get_asset
-from payments.models import Account, Deposit
+from payments.models import Account, Deposit, QuarantinedTransfer
 from tests.factories import InvoiceFactory, StaticDepositAddressFactory
 from webhooks.models import WebhookEvent
 
@@ -298,3 +298,28 @@ def test_the_node_watches_ahead_of_the_addresses_handed_out(scripted):
     chain_scan(CODE)
     assert scripted.watch_calls[-1] == 3 + WATCH_AHEAD
     assert WatchRange.objects.get(code=CODE).watched_until == 3 + WATCH_AHEAD
+
+
+@pytest.mark.parametrize("owner", ["static", "invoice", "nobody"])
+@pytest.mark.parametrize("amount", ["0.123456789", "0", "-0.5"])
+def test_a_node_answering_an_amount_the_asset_cannot_carry_is_quarantined_not_recorded(
+    scripted, caplog, owner, amount
+):
+    address = {
+        "static": lambda: StaticDepositAddressFactory(network=CODE).deposit_address.address,
+        "invoice": lambda: InvoiceFactory(code=CODE, total="10").deposit_address.address,
+        "nobody": lambda: "bcrt1qnobodysaddress",
+    }[owner]()
+    needed = get_asset(CODE).confirmations
+    bad = _transfer(address, amount, needed, block=5)  # btc carries 8 places
+    good = _transfer(address, "0.25", 0, txid="bb" * 32)
+    _report(scripted, bad, good, tip=4 + needed)
+
+    with caplog.at_level(logging.ERROR, logger="payments.deposits"):
+        chain_scan(CODE)
+
+    assert not Deposit.objects.filter(txid="aa" * 32).exists()
+    held = QuarantinedTransfer.objects.get(txid="aa" * 32)
+    assert "the node reported" in held.error
+    assert Deposit.objects.get(txid="bb" * 32).status == Deposit.Status.SEEN
+    assert any("transfer quarantined" in record.getMessage() for record in caplog.records)
