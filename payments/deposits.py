@@ -18,7 +18,7 @@ from datetime import timedelta
 from decimal import Decimal
 from typing import Protocol
 
-from django.db import IntegrityError, InterfaceError, OperationalError, transaction
+from django.db import IntegrityError, InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from alerts.services import alert_raise
@@ -42,6 +42,8 @@ class DepositHandler(Protocol):
 
 
 _handlers: dict[str, DepositHandler] = {}
+
+INGEST_LOCK = 0x6B617373  # the advisory lock class of deposit ingestion ("kass"), keyed by code
 
 
 def register_deposit_handler(owner: str, handler: DepositHandler) -> None:
@@ -74,6 +76,7 @@ def deposit_ingest(transfer: ChainTransfer) -> Deposit | None:
     A transfer reported dropped that was never recorded is not recorded (None): nothing was seen of it.
     """
     asset = get_asset(transfer.code)
+    _ingesting(asset.code)
     key = {"code": asset.code, "txid": transfer.txid, "output_index": transfer.output_index}
     # of=self: PostgreSQL cannot lock the nullable side of the outer join to deposit_address.
     deposit = (
@@ -92,6 +95,18 @@ def deposit_ingest(transfer: ChainTransfer) -> Deposit | None:
             )
     _advance(deposit, transfer)
     return deposit
+
+
+def _ingesting(code: str) -> None:
+    """Ingestion of one code, one transaction at a time (PostgreSQL: a lock held until this commit).
+
+    A replay (the next scan after a worker was killed, a second scanner) is normal: it must find what the
+    first one recorded and advance it. Without this it could read before the first one commits, then have its
+    insert fail on the unique key (a duplicate-key ERROR in the database's log and a batch retried one by
+    one). SQLite runs one writing transaction at a time already."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", [INGEST_LOCK, code])
 
 
 def _advance(deposit: Deposit, transfer: ChainTransfer) -> None:
@@ -219,6 +234,7 @@ def _ingest_batch(code: str, transfers: list[ChainTransfer]) -> None:
     """Ingest `transfers` of one code in one transaction, new ones set-based; the same as `deposit_ingest`
     for each, in order, except that every new transfer is seen before any is confirmed."""
     asset = get_asset(code)
+    _ingesting(asset.code)
     batch: dict[TransferKey, ChainTransfer] = {}
     again: list[ChainTransfer] = []  # a key reported twice in one scan: its later reports one by one
     for transfer in transfers:
