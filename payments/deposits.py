@@ -21,12 +21,12 @@ from typing import Protocol
 from django.db import IntegrityError, InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
 
-from alerts.services import alert_raise
 from chains.addresses import route_key
 from chains.base import DROPPED, FAILED, FROZEN, ChainTransfer, TransferKey
 from config import metrics
 from payments.assets import Asset, get_asset
 from payments.bulkinsert import bulk_insert
+from payments.deposit_reversals import deposit_mark_reversed
 from payments.models import Company, Deposit, DepositAddress, QuarantinedTransfer
 from payments.money import check_range, decimal_places
 
@@ -113,7 +113,7 @@ def _advance(deposit: Deposit, transfer: ChainTransfer) -> None:
     """Move a recorded deposit (row-locked) to what the chain now reports of its transfer."""
     if deposit.status != Deposit.Status.SEEN:
         if deposit.status == Deposit.Status.CONFIRMED and transfer.state == DROPPED:
-            _reversed(deposit)
+            deposit_mark_reversed(deposit)
         return  # final: a late replay of a confirmed, failed, frozen or dropped transfer does nothing
 
     handler = _handler_for(deposit)
@@ -148,19 +148,6 @@ _FAILED_STATES = {
     FROZEN: Deposit.Status.FROZEN,
     DROPPED: Deposit.Status.DROPPED,
 }
-
-
-def _reversed(deposit: Deposit) -> None:
-    """A credited deposit the chain no longer holds: never debited automatically; a person decides."""
-    alert_raise(
-        kind="deposit_reversed",
-        key=f"{deposit.code}:{deposit.txid}:{deposit.output_index}",
-        message=(
-            f"credited deposit {deposit.code} {deposit.txid}:{deposit.output_index} of {deposit.amount} "
-            f"(company {deposit.company_id}) is no longer on the chain after a reorg or double-spend; "
-            "the ledger was not changed"
-        ),
-    )
 
 
 def _record_new(transfer: ChainTransfer, key: dict[str, object]) -> Deposit | None:
