@@ -111,8 +111,10 @@ def _watch_payout(
     elif status.known and status.confirmations == 0:
         return  # back in the mempool (re-added by the node, or re-sent by an earlier round): mined soon
     else:
-        chain_tx_reverse(chain_tx_id=chain_tx.pk, conflicted=status.confirmations < 0)
-        _resend(backend, chain_tx)
+        conflicted = status.confirmations < 0
+        chain_tx_reverse(chain_tx_id=chain_tx.pk, conflicted=conflicted)
+        if not conflicted:  # a conflicting spend won: the same bytes can never be mined, a person decides
+            _resend(backend, chain_tx)
 
 
 def _resend(backend: ChainBackend, chain_tx: ChainTx) -> None:

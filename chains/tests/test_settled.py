@@ -142,3 +142,13 @@ def test_one_record_that_cannot_be_checked_never_stops_the_others(node, caplog):
 def test_the_settled_watch_runs_on_beat():
     entry = django_settings.CELERY_BEAT_SCHEDULE["chain-settled-watch"]
     assert entry["task"] == "chains.tasks.chain_settled_watch_all"
+
+
+def test_a_payout_a_conflicting_spend_took_back_is_alerted_and_not_sent_again(node):
+    _payout("p1", TIP - 4)
+    node.txs["p1"] = TxStatus(confirmations=-3, known=True)
+
+    settled_watch(CODE)
+
+    assert node.sent == []
+    assert "conflicting transaction" in Alert.objects.get(kind="payout_reversed").message
