@@ -254,6 +254,15 @@ class ChainBackend(PayoutBackend, Protocol):
         """The current state of open transfers the scan did not mention (DROPPED when gone for good)."""
         ...
 
+    def in_best_chain(self, code: str, block: BlockRef) -> bool:
+        """The block is still in the node's best chain (the settled watch: what it holds is still mined)."""
+        ...
+
+    def deposit_status(self, code: str, txid: str) -> TxStatus:
+        """An incoming transaction as the chain sees it now, as `tx_status` tells a sent one: mined (with
+        its block), waiting in the mempool, or neither (known=False, or confirmations < 0: a conflict won)."""
+        ...
+
     def explorer_url(self, code: str, txid: str) -> str: ...
 
 

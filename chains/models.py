@@ -95,6 +95,11 @@ class ChainTx(models.Model):
     nonce = models.PositiveBigIntegerField(null=True)
     fee_paid = MoneyField(null=True)  # what it actually paid once mined (EVM: gasUsed x effective price)
     confirmations = models.IntegerField(default=0)
+    # The block that holds it once confirmed, and since when the chain no longer does (a reorganisation
+    # deeper than the confirmations): the settled watch (chains.settled) follows it for a window of blocks.
+    block_height = models.PositiveBigIntegerField(null=True)
+    block_hash = models.CharField(max_length=128, blank=True)
+    reversed_at = models.DateTimeField(null=True)
     attempts = models.PositiveIntegerField(default=0)
     last_error = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -108,7 +113,12 @@ class ChainTx(models.Model):
                 condition=models.Q(status__in=ChainTxStatus.values), name="chaintx_status_valid"
             ),
         ]
-        indexes = [models.Index(fields=["code", "status"], name="chaintx_open_idx")]
+        indexes = [
+            models.Index(fields=["code", "status"], name="chaintx_open_idx"),
+            models.Index(
+                fields=["code"], condition=models.Q(reversed_at__isnull=False), name="chaintx_reversed_idx"
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.code}:{self.txid} ({self.status})"

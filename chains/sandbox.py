@@ -177,6 +177,12 @@ class SandboxBackend(XpubAddressesMixin):
             return TxStatus(confirmations=0, known=True, block=block, failed=True, failure=state)
         return TxStatus(confirmations=confirmations(tx, tip_height(code)), known=True, block=block)
 
+    def deposit_status(self, code: str, txid: str) -> TxStatus:
+        return self.tx_status(code, txid)
+
+    def in_best_chain(self, code: str, block: BlockRef) -> bool:
+        return True  # the sandbox never reorganises
+
     def spendable(self, code: str) -> Decimal:
         return Decimal("Infinity")  # the sandbox pays whatever the ledger allows
 

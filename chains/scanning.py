@@ -9,7 +9,9 @@ Each cycle of a code (`chain_scan`):
 4. ingest the recheck's answers, then the scan's transfers (in batches, a bad transfer quarantined): what
    was seen first is settled first;
 5. advance the cursor with a compare-and-swap, once everything before it is ingested. A crash anywhere
-   before that replays the cycle, which changes nothing already done (ingestion is idempotent).
+   before that replays the cycle, which changes nothing already done (ingestion is idempotent);
+6. after a cycle whose scan reported a reorganisation, the settled watch (chains.settled) re-checks the
+   credited deposits and confirmed payouts of its window at once.
 
 A node that cannot be reached pauses the code: one warning and an alert, and the next cycle tries again;
 the first cycle that reaches it resumes (logged, alert resolved). The API keeps serving meanwhile.
@@ -67,7 +69,23 @@ def chain_scan(code: str) -> int:
         _pause(row, str(exc))
         return 0
     _advance(row, result)
+    if result.dropped:
+        _after_reorg(codes, result.tip.height)
     return ingested
+
+
+def _after_reorg(codes: list[str], tip: int) -> None:
+    """A reorganisation the scan reported may reach below the confirmations: the settled watch re-checks
+    what was credited and paid at once rather than at its next round."""
+    from chains.settled import settled_watch  # it builds on ingestion (payments.deposits), as this does
+
+    for code in codes:
+        try:
+            settled_watch(code, tip=tip)
+        except ChainUnavailable as exc:
+            logger.warning(
+                "%s: the settled watch after a reorg waits, the node cannot be reached: %s", code, exc
+            )
 
 
 def scanned_with(code: str) -> list[str]:

@@ -11,6 +11,7 @@ from chains.base import ChainUnavailable, get_backend, is_offered
 from chains.house import house_paid
 from chains.models import ChainCursor
 from chains.scanning import scanned_with
+from chains.settled import reversed_counts
 from chains.wallets import wallet_reading
 from payments.assets import all_assets
 from payments.money import exact_sum
@@ -31,6 +32,8 @@ class CodeStatus:
     gas_paid: Decimal | None  # account chains: the gas the house paid for this code's transactions so far
     hot_address: str  # account chains: where payouts leave from (fund it); "" where the node's wallet pays
     pending_payouts: Decimal  # withdrawals accepted and not yet sent
+    reversed_payouts: int  # confirmed payouts a reorganisation took back, not mined again yet
+    reversed_deposits: int  # credited deposits a reorganisation took back (a person decides)
     alerts: list[Alert]
 
     @property
@@ -40,10 +43,11 @@ class CodeStatus:
 
 def chain_status(codes: list[str] | None = None) -> list[CodeStatus]:
     chosen = codes or [asset.code for asset in all_assets() if is_offered(asset.code)]
-    return [_status(code) for code in chosen]
+    counts = reversed_counts()
+    return [_status(code, counts) for code in chosen]
 
 
-def _status(code: str) -> CodeStatus:
+def _status(code: str, reversed_: dict[str, dict[str, int]]) -> CodeStatus:
     backend = get_backend(code)
     cursor = ChainCursor.objects.filter(code=scanned_with(code)[0]).first()  # codes scanned together share it
     node_tip: int | None = None
@@ -70,5 +74,7 @@ def _status(code: str) -> CodeStatus:
         gas_paid=None if getattr(backend, "gas_tank", None) is None else house_paid(code),
         hot_address=str(getattr(backend, "hot_address", lambda: "")()),
         pending_payouts=exact_sum(pending.values_list("amount", flat=True)),
+        reversed_payouts=reversed_["payouts"].get(code, 0),
+        reversed_deposits=reversed_["deposits"].get(code, 0),
         alerts=open_alerts(about=code),
     )

@@ -4,8 +4,9 @@ import logging
 
 from celery import shared_task
 
-from chains.base import is_offered
+from chains.base import ChainUnavailable, is_offered, offered_codes
 from chains.scanning import chain_scan, chain_watch
+from chains.settled import settled_watch
 from payments.assets import all_assets
 
 logger = logging.getLogger(__name__)
@@ -24,6 +25,18 @@ def chain_scan_all() -> None:
             chain_scan(asset.code)
         except Exception:
             logger.exception("chain scan of %s failed; the other codes go on", asset.code)
+
+
+@shared_task(ignore_result=True)
+def chain_settled_watch_all() -> None:
+    """The settled watch of every offered code (chains.settled), each on its own."""
+    for code in offered_codes():
+        try:
+            settled_watch(code)
+        except ChainUnavailable as exc:
+            logger.warning("%s: settled watch paused, the node cannot be reached: %s", code, exc)
+        except Exception:
+            logger.exception("settled watch of %s failed; the other codes go on", code)
 
 
 @shared_task(ignore_result=True)

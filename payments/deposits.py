@@ -15,18 +15,20 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta
+from decimal import Decimal
 from typing import Protocol
 
-from django.db import IntegrityError, InterfaceError, OperationalError, transaction
+from django.db import IntegrityError, InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
 
-from alerts.services import alert_raise
 from chains.addresses import route_key
 from chains.base import DROPPED, FAILED, FROZEN, ChainTransfer, TransferKey
 from config import metrics
-from payments.assets import get_asset
+from payments.assets import Asset, get_asset
 from payments.bulkinsert import bulk_insert
+from payments.deposit_reversals import deposit_mark_reversed
 from payments.models import Company, Deposit, DepositAddress, QuarantinedTransfer
+from payments.money import check_range, decimal_places
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +42,8 @@ class DepositHandler(Protocol):
 
 
 _handlers: dict[str, DepositHandler] = {}
+
+INGEST_LOCK = 0x6B617373  # the advisory lock class of deposit ingestion ("kass"), keyed by code
 
 
 def register_deposit_handler(owner: str, handler: DepositHandler) -> None:
@@ -72,6 +76,7 @@ def deposit_ingest(transfer: ChainTransfer) -> Deposit | None:
     A transfer reported dropped that was never recorded is not recorded (None): nothing was seen of it.
     """
     asset = get_asset(transfer.code)
+    _ingesting(asset.code)
     key = {"code": asset.code, "txid": transfer.txid, "output_index": transfer.output_index}
     # of=self: PostgreSQL cannot lock the nullable side of the outer join to deposit_address.
     deposit = (
@@ -92,11 +97,23 @@ def deposit_ingest(transfer: ChainTransfer) -> Deposit | None:
     return deposit
 
 
+def _ingesting(code: str) -> None:
+    """Ingestion of one code, one transaction at a time (PostgreSQL: a lock held until this commit).
+
+    A replay (the next scan after a worker was killed, a second scanner) is normal: it must find what the
+    first one recorded and advance it. Without this it could read before the first one commits, then have its
+    insert fail on the unique key (a duplicate-key ERROR in the database's log and a batch retried one by
+    one). SQLite runs one writing transaction at a time already."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", [INGEST_LOCK, code])
+
+
 def _advance(deposit: Deposit, transfer: ChainTransfer) -> None:
     """Move a recorded deposit (row-locked) to what the chain now reports of its transfer."""
     if deposit.status != Deposit.Status.SEEN:
         if deposit.status == Deposit.Status.CONFIRMED and transfer.state == DROPPED:
-            _reversed(deposit)
+            deposit_mark_reversed(deposit)
         return  # final: a late replay of a confirmed, failed, frozen or dropped transfer does nothing
 
     handler = _handler_for(deposit)
@@ -133,19 +150,6 @@ _FAILED_STATES = {
 }
 
 
-def _reversed(deposit: Deposit) -> None:
-    """A credited deposit the chain no longer holds: never debited automatically; a person decides."""
-    alert_raise(
-        kind="deposit_reversed",
-        key=f"{deposit.code}:{deposit.txid}:{deposit.output_index}",
-        message=(
-            f"credited deposit {deposit.code} {deposit.txid}:{deposit.output_index} of {deposit.amount} "
-            f"(company {deposit.company_id}) is no longer on the chain after a reorg or double-spend; "
-            "the ledger was not changed"
-        ),
-    )
-
-
 def _record_new(transfer: ChainTransfer, key: dict[str, object]) -> Deposit | None:
     deposit = _new_deposit(transfer, str(key["code"]), _route(transfer), confirmations=0)
     try:
@@ -164,6 +168,7 @@ def _new_deposit(
     transfer: ChainTransfer, code: str, owner: DepositAddress | None, *, confirmations: int
 ) -> Deposit:
     """The row a first-seen transfer is recorded as, owned by `owner` when the address is ours for `code`."""
+    _require_carried(transfer, get_asset(code))
     company: Company | None
     if owner is not None and owner.code != code:
         # The address is ours but for another asset (e.g. ETH sent to a USDC address): recorded against the
@@ -190,6 +195,21 @@ def _new_deposit(
     )
 
 
+def _require_carried(transfer: ChainTransfer, asset: Asset) -> None:
+    """An amount the asset cannot carry (more places than its chain has, zero, negative, not a number) is a
+    node's nonsense answer: refused before anything is recorded, so the transfer is quarantined for a person
+    like any other one that cannot be ingested, never stored as a deposit nobody is credited for."""
+    amount = transfer.amount
+    if not isinstance(amount, Decimal) or not amount.is_finite() or amount <= 0:
+        raise ValueError(f"the node reported {amount!r} for {asset.code}: not a positive amount")
+    if decimal_places(amount) > asset.amount_decimals:
+        raise ValueError(
+            f"the node reported {amount} {asset.code}: more than the {asset.amount_decimals} decimal places "
+            f"{asset.code} carries"
+        )
+    check_range(amount)
+
+
 # --- batches ---------------------------------------------------------------------------------------------
 
 # Transfers ingested per transaction by `deposits_ingest`.
@@ -201,6 +221,7 @@ def _ingest_batch(code: str, transfers: list[ChainTransfer]) -> None:
     """Ingest `transfers` of one code in one transaction, new ones set-based; the same as `deposit_ingest`
     for each, in order, except that every new transfer is seen before any is confirmed."""
     asset = get_asset(code)
+    _ingesting(asset.code)
     batch: dict[TransferKey, ChainTransfer] = {}
     again: list[ChainTransfer] = []  # a key reported twice in one scan: its later reports one by one
     for transfer in transfers:

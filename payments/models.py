@@ -273,6 +273,9 @@ class Deposit(models.Model):
     is_late = models.BooleanField(default=False)  # arrived after its invoice was final
     seen_at = models.DateTimeField(auto_now_add=True)
     confirmed_at = models.DateTimeField(null=True)
+    # A credited deposit the chain no longer holds (a reorganisation deeper than the confirmations): stays
+    # confirmed and credited, with an alert for a person (chains.settled); cleared when it is mined again.
+    reversed_at = models.DateTimeField(null=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -285,7 +288,18 @@ class Deposit(models.Model):
                 condition=models.Q(status__in=DepositStatus.values), name="deposit_status_valid"
             ),
         ]
-        indexes = [models.Index(fields=["status", "code"], name="deposit_open_idx")]
+        indexes = [
+            models.Index(fields=["status", "code"], name="deposit_open_idx"),
+            # The settled watch: credited deposits of a code in its last blocks, and those reversed.
+            models.Index(
+                fields=["code", "block_height"],
+                condition=models.Q(status="confirmed"),
+                name="deposit_settled_idx",
+            ),
+            models.Index(
+                fields=["code"], condition=models.Q(reversed_at__isnull=False), name="deposit_reversed_idx"
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.code}:{self.txid}:{self.output_index} {self.amount} ({self.status})"

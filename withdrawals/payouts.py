@@ -387,7 +387,9 @@ def _settle(chain_tx_id: int, outcome: str, *, reason: str = "", mined: TxStatus
     chain_tx.status = outcome
     if mined is not None and mined.fee_paid is not None:
         chain_tx.fee_paid = mined.fee_paid
-    chain_tx.save(update_fields=["status", "fee_paid", "updated_at"])
+    if mined is not None and mined.block is not None:  # the settled watch follows it from there
+        chain_tx.block_height, chain_tx.block_hash = mined.block.height, mined.block.hash
+    chain_tx.save(update_fields=["status", "fee_paid", "block_height", "block_hash", "updated_at"])
     if mined is not None:
         house_book_network_fee(chain_tx)
     withdrawals = Withdrawal.objects.filter(

@@ -13,6 +13,9 @@ node's wallet signs the PSBT Kassa plans.
 - Scanning: `listsinceblock(cursor, target_confirmations=<the asset's>)`; its `lastblock` is the block at
   that depth, so a transfer keeps coming back until it is credited. `removed` (a reorg) is rechecked with
   `gettransaction`: negative confirmations or an unknown transaction mean dropped.
+- Settled watch (chains.settled): whether a block is still in the best chain is `getblockheader`'s
+  confirmations (-1 on a branch the node left); a transaction's state is its wallet's `gettransaction`
+  (0 confirmations and not in the mempool: gone, as after a reorganisation deeper than the node re-adds).
 - Payouts: `walletcreatefundedpsbt` (fee rate from `estimatesmartfee`, BCH `estimatefee`, else the
   configured fallback; never below the node's relay minimum) -> `walletprocesspsbt` + `finalizepsbt` (the
   Signer) -> the caller stores the hex -> `sendrawtransaction`.
@@ -318,8 +321,25 @@ class BitcoinCoreBackend(XpubAddressesMixin):
             return False
 
     def tx_status(self, code: str, txid: str) -> TxStatus:
+        return self._wallet_status(code, self._payouts(code), txid)
+
+    def deposit_status(self, code: str, txid: str) -> TxStatus:
+        return self._wallet_status(code, self._deposits(code), txid)
+
+    def in_best_chain(self, code: str, block: BlockRef) -> bool:
         try:
-            answer = self._payouts(code).call("gettransaction", txid)
+            header = self._node(code).call("getblockheader", block.hash)
+        except RpcError as exc:
+            if exc.code == RPC_INVALID_ADDRESS_OR_KEY:
+                return False  # a block the node never had (or pruned from its index)
+            raise
+        return int(header.get("confirmations", -1)) > 0  # -1: on a branch the node left
+
+    def _wallet_status(self, code: str, wallet: _Wallet, txid: str) -> TxStatus:
+        """A transaction of `wallet` (the payout wallet's own, or one the deposit wallet watches): a reorg
+        that disconnected it leaves it at 0 confirmations, in the mempool or not."""
+        try:
+            answer = wallet.call("gettransaction", txid, True)
         except RpcError as exc:
             if exc.code == RPC_INVALID_ADDRESS_OR_KEY:
                 return TxStatus(confirmations=0, known=False)

@@ -26,7 +26,7 @@ from typing import Any
 import requests
 from eth_typing import HexStr
 from web3 import Web3
-from web3.exceptions import TransactionNotFound
+from web3.exceptions import BlockNotFound, TransactionNotFound
 
 from alerts.services import alert_raise
 from chains.base import (
@@ -183,6 +183,17 @@ class EvmBackend(EvmScanner, XpubAddressesMixin):
     def tx_status(self, code: str, txid: str) -> TxStatus:
         with self._node(code) as w3:
             return self._status(w3, txid, int(w3.eth.block_number))
+
+    def deposit_status(self, code: str, txid: str) -> TxStatus:
+        return self.tx_status(code, txid)  # no wallets: the node answers for every transaction alike
+
+    def in_best_chain(self, code: str, block: BlockRef) -> bool:
+        with self._node(code) as w3:
+            try:
+                found = w3.eth.get_block(block.height)
+            except BlockNotFound:
+                return False  # the new branch is shorter
+            return Web3.to_hex(found["hash"]) == block.hash
 
     def _status(self, w3: Web3, txid: str, tip: int) -> TxStatus:
         try:

@@ -13,10 +13,13 @@ import pytest
 from bip_utils import Base58Decoder, Base58Encoder
 from django.core.management import call_command
 
+from alerts.models import Alert, AlertStatus
 from chains.base import SignedTx, get_backend
 from chains.derivation import development_xpub
 from chains.models import ChainCursor, ChainTx, HouseEntry, PayoutWallet, WatchRange
 from chains.scanning import WATCH_AHEAD, chain_scan
+from chains.status import chain_status
+from chains.tasks import chain_settled_watch_all
 from invoices.models import Invoice
 from payments.assets import get_asset
 from payments.ledger import ledger_verify
@@ -409,3 +412,78 @@ def test_a_vpub_deposit_key_is_watched_as_the_node_reads_it(ltc, settings):
     txid = ltc.miner.pay(static.deposit_address.address, "0.1")
     _scan_after(ltc)
     assert Deposit.objects.get(txid=txid).deposit_address_id == static.deposit_address_id
+
+
+def _scrape(client, settings) -> str:
+    settings.METRICS_TOKEN = "metrics-token"
+    response = client.get("/metrics", HTTP_AUTHORIZATION="Bearer metrics-token")
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def _reversed_now() -> tuple[int, int]:
+    (row,) = chain_status(["ltc"])
+    return row.reversed_payouts, row.reversed_deposits
+
+
+def test_a_reorg_deeper_than_the_confirmations_resends_the_payout_and_alerts_the_deposit(
+    ltc, client, settings
+):
+    _fund_payouts(ltc, "1")  # below the fork: the payout's inputs stay on every branch
+    static = StaticDepositAddressFactory(network="ltc")
+    company = CompanyFactory()
+    fund(company, "ltc", "1")
+    (withdrawal,) = _withdraw(company, [ltc.miner.address()])
+    deposit_txid = ltc.miner.pay(static.deposit_address.address, "0.4")
+    payouts.payout_monitor("ltc")  # plan, sign, store
+    payouts.payout_monitor("ltc")  # broadcast
+    (fork,) = ltc.miner.mine(1)  # the block holding both
+    _scan_after(ltc, get_asset("ltc").confirmations)
+    payouts.payout_monitor("ltc")
+    withdrawal.refresh_from_db()
+    chain_tx = ChainTx.objects.get(txid=withdrawal.txid)
+    assert (withdrawal.status, chain_tx.status, chain_tx.block_hash) == ("done", "confirmed", fork)
+    assert Deposit.objects.get(txid=deposit_txid).status == "confirmed"
+    credited = _available(static.company)  # (the address may have been paid by an earlier test too)
+    assert credited >= Decimal("0.4")
+    # More than the 10 blocks whose transactions the node puts back in its mempool on a reorganisation.
+    _scan_after(ltc, 11)
+
+    depth = ltc.node.rpc.call("getblockcount") - ltc.node.rpc.call("getblock", fork)["height"] + 1
+    ltc.node.rpc.call("invalidateblock", fork)
+    ltc.miner.mine(depth + 1)  # a longer branch without either transaction
+    for txid in (deposit_txid, chain_tx.txid):
+        assert ltc.node.rpc.call("getrawmempool").count(txid) == 0
+    _scan_after(ltc)  # the scan reports the reorganisation: the settled watch runs at once
+
+    # The payout: alerted, and its stored bytes are in the mempool again (the same transaction).
+    assert ltc.node.rpc.call("getrawtransaction", chain_tx.txid) == chain_tx.raw
+    assert chain_tx.txid in ltc.node.rpc.call("getrawmempool")
+    alert = Alert.objects.get(kind="payout_reversed")
+    assert (alert.key, alert.status) == (f"ltc:{chain_tx.txid}", AlertStatus.OPEN)
+    withdrawal.refresh_from_db()
+    assert withdrawal.status == "done"  # paid, and being paid again with the same bytes
+    # The deposit: alerted, still credited, for a person to decide.
+    deposit = Deposit.objects.get(txid=deposit_txid)
+    assert (deposit.status, deposit.reversed_at is not None) == ("confirmed", True)
+    alert = Alert.objects.get(kind="deposit_reversed")
+    assert (alert.key, alert.status) == (f"ltc:{deposit_txid}:{deposit.output_index}", AlertStatus.OPEN)
+    assert _available(static.company) == credited
+    assert ledger_verify() == []
+    # Shown where an operator looks: chain status and /metrics.
+    assert _reversed_now() == (1, 1)  # the payout counts until it is mined again
+    text = _scrape(client, settings)
+    assert 'kassa_chain_reversed_payouts{code="ltc"} 1.0' in text
+    assert 'kassa_chain_reversed_deposits{code="ltc"} 1.0' in text
+
+    chain_settled_watch_all()  # a later round: told once per reversal, not at every round
+    assert Alert.objects.get(kind="deposit_reversed").count == 1
+    assert Alert.objects.get(kind="payout_reversed").count == 1
+
+    ltc.miner.mine(1)  # the re-sent payout is mined again
+    chain_settled_watch_all()
+    chain_tx.refresh_from_db()
+    assert chain_tx.reversed_at is None and chain_tx.block_hash != fork
+    assert Alert.objects.get(kind="payout_reversed").status == AlertStatus.RESOLVED
+    assert _reversed_now() == (0, 1)
+    assert 'kassa_chain_reversed_payouts{code="ltc"} 0.0' in _scrape(client, settings)

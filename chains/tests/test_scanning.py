@@ -18,13 +18,14 @@ from chains.base import (
     ChainUnavailable,
     ScanResult,
     TransferKey,
+    TxStatus,
     XpubAddressesMixin,
 )
 from chains.models import ChainCursor, WatchRange
 from chains.scanning import WATCH_AHEAD, chain_scan
 from invoices.models import Invoice
 from payments.assets import get_asset
-from payments.models import Account, Deposit
+from payments.models import Account, Deposit, QuarantinedTransfer
 from tests.factories import InvoiceFactory, StaticDepositAddressFactory
 from webhooks.models import WebhookEvent
 
@@ -57,6 +58,15 @@ class ScriptedChain(XpubAddressesMixin):
 
     def recheck(self, code: str, keys: list[TransferKey]) -> list[ChainTransfer]:
         return [self.chain.get(key) or _gone(key) for key in keys]
+
+    def in_best_chain(self, code: str, block: BlockRef) -> bool:
+        return any(transfer.block == block for transfer in self.chain.values())
+
+    def deposit_status(self, code: str, txid: str) -> TxStatus:
+        found = next((t for t in self.chain.values() if t.txid == txid and t.state != DROPPED), None)
+        if found is None:
+            return TxStatus(confirmations=0, known=False)
+        return TxStatus(confirmations=found.confirmations, known=True, block=found.block)
 
     def explorer_url(self, code: str, txid: str) -> str:
         return txid
@@ -251,7 +261,9 @@ def test_a_reorg_of_a_credited_deposit_raises_an_alert_and_never_debits(scripted
     assert _available(static.company_id) == credited
     assert Deposit.objects.get(txid="aa" * 32).status == Deposit.Status.CONFIRMED
     alert = Alert.objects.get(kind="deposit_reversed")
-    assert (alert.status, alert.count, alert.key) == (AlertStatus.OPEN, 2, f"{CODE}:{'aa' * 32}:0")
+    # Raised once for the reversal, not again at every later scan that still finds it gone.
+    assert (alert.status, alert.count, alert.key) == (AlertStatus.OPEN, 1, f"{CODE}:{'aa' * 32}:0")
+    assert Deposit.objects.get(txid="aa" * 32).reversed_at is not None
     assert any("ALERT deposit_reversed" in record.getMessage() for record in caplog.records)
 
 
@@ -298,3 +310,28 @@ def test_the_node_watches_ahead_of_the_addresses_handed_out(scripted):
     chain_scan(CODE)
     assert scripted.watch_calls[-1] == 3 + WATCH_AHEAD
     assert WatchRange.objects.get(code=CODE).watched_until == 3 + WATCH_AHEAD
+
+
+@pytest.mark.parametrize("owner", ["static", "invoice", "nobody"])
+@pytest.mark.parametrize("amount", ["0.123456789", "0", "-0.5"])
+def test_a_node_answering_an_amount_the_asset_cannot_carry_is_quarantined_not_recorded(
+    scripted, caplog, owner, amount
+):
+    address = {
+        "static": lambda: StaticDepositAddressFactory(network=CODE).deposit_address.address,
+        "invoice": lambda: InvoiceFactory(code=CODE, total="10").deposit_address.address,
+        "nobody": lambda: "bcrt1qnobodysaddress",
+    }[owner]()
+    needed = get_asset(CODE).confirmations
+    bad = _transfer(address, amount, needed, block=5)  # btc carries 8 places
+    good = _transfer(address, "0.25", 0, txid="bb" * 32)
+    _report(scripted, bad, good, tip=4 + needed)
+
+    with caplog.at_level(logging.ERROR, logger="payments.deposits"):
+        chain_scan(CODE)
+
+    assert not Deposit.objects.filter(txid="aa" * 32).exists()
+    held = QuarantinedTransfer.objects.get(txid="aa" * 32)
+    assert "the node reported" in held.error
+    assert Deposit.objects.get(txid="bb" * 32).status == Deposit.Status.SEEN
+    assert any("transfer quarantined" in record.getMessage() for record in caplog.records)

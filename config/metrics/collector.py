@@ -6,6 +6,7 @@ payouts (`withdrawal_open_idx`), pending webhook events (`webhook_due_idx`), ope
 hot wallet's balance is what beat's payout monitor last read (chains.wallets), shown beside the
 withdrawals waiting for it and whether the payout pipeline found it short (its open `payout_wallet_short`
 alert).
+Payouts and credited deposits a reorganisation took back are counted on their partial indexes.
 
 A part that fails (the database or Redis down) is left out and `kassa_metrics_part_up{part}` says 0;
 the scrape itself still answers.
@@ -28,6 +29,7 @@ from prometheus_client.metrics_core import Metric
 
 from alerts.models import OPEN_STATUSES, Alert
 from chains.models import ChainCursor, PayoutWallet
+from chains.settled import reversed_counts
 from invoices.models import Invoice
 from payments.fields import MoneySum
 from webhooks.models import WebhookEvent
@@ -194,7 +196,9 @@ def _chains() -> list[Metric]:
     )
     age = _gauge("kassa_chain_scan_age_seconds", "Seconds since the last completed scan", ["code"])
     paused = _gauge("kassa_chain_paused", "1 while ingestion is paused: the node cannot be reached", ["code"])
+    codes: list[str] = []
     for row in ChainCursor.objects.order_by("code"):
+        codes.append(row.code)
         paused.add_metric([row.code], 1 if row.paused_reason else 0)
         if row.scanned_at is not None:
             age.add_metric([row.code], max((now - row.scanned_at).total_seconds(), 0.0))
@@ -206,7 +210,27 @@ def _chains() -> list[Metric]:
         height = row.cursor.get("height") if isinstance(row.cursor, dict) else None
         behind = row.tip_height - height if isinstance(height, int) else 0
         lag.add_metric([row.code], max(behind, 0))
-    return [tip, lag, age, paused]
+    return [tip, lag, age, paused, *_reversed(codes)]
+
+
+def _reversed(codes: list[str]) -> list[Metric]:
+    """What a reorganisation deeper than the confirmations took back (chains.settled), 0 for every scanned
+    code so an alerting rule sees the series before the first one."""
+    counts = reversed_counts()
+    payouts = _gauge(
+        "kassa_chain_reversed_payouts",
+        "Confirmed payouts no longer on the chain after a reorganisation (re-sent until mined again)",
+        ["code"],
+    )
+    deposits = _gauge(
+        "kassa_chain_reversed_deposits",
+        "Credited deposits no longer on the chain after a reorganisation (a person decides)",
+        ["code"],
+    )
+    for family, name in ((payouts, "payouts"), (deposits, "deposits")):
+        for code in sorted({*codes, *counts[name]}):
+            family.add_metric([code], counts[name].get(code, 0))
+    return [payouts, deposits]
 
 
 def _alerts() -> list[Metric]:

@@ -323,6 +323,16 @@ CELERY_BEAT_SCHEDULE["evm-sweep"] = {"task": "chains.tasks.evm_sweep_all", "sche
 # Beat mines a sandbox block this often; 0 turns it off (tests). `make run` sets it.
 SANDBOX_BLOCK_SECONDS = env.float("SANDBOX_BLOCK_SECONDS", default=0)
 CELERY_BEAT_SCHEDULE["chain-scan"] = {"task": "chains.tasks.chain_scan_all", "schedule": CHAIN_POLL_SECONDS}
+# The settled watch (chains.settled): credited deposits and confirmed payouts stay followed this many blocks
+# after their own, per family (deeper than any confirmation count: a reorganisation past those must still be
+# seen), and are re-checked this often as well as after every reorganisation a scan reports.
+CHAIN_SETTLED_WATCH_BLOCKS = {"btc": 100, "ltc": 100, "bch": 100, "evm": 128}
+CHAIN_SETTLED_WATCH_BLOCKS.update(json.loads(env.str("CHAIN_SETTLED_WATCH_BLOCKS", default="{}")))
+CHAIN_SETTLED_WATCH_SECONDS = env.float("CHAIN_SETTLED_WATCH_SECONDS", default=60)
+CELERY_BEAT_SCHEDULE["chain-settled-watch"] = {
+    "task": "chains.tasks.chain_settled_watch_all",
+    "schedule": CHAIN_SETTLED_WATCH_SECONDS,
+}
 if SANDBOX_BLOCK_SECONDS:
     CELERY_BEAT_SCHEDULE["sandbox-mine"] = {
         "task": "payments.tasks.sandbox_mine_block",

@@ -19,6 +19,8 @@ from chains.evm.policy import SignRefused
 from chains.evm.signer import get_signer
 from chains.evm.sweeps import evm_sweep
 from chains.models import ChainTx, ChainTxStatus, HouseEntry, NonceSlot, PayoutWallet, Sweep
+from chains.status import chain_status
+from chains.tasks import chain_settled_watch_all
 from invoices.models import Invoice
 from payments.ledger import ledger_verify
 from payments.models import Account, Deposit, QuarantinedTransfer
@@ -522,3 +524,45 @@ def test_zero_value_token_transfers_are_not_deposits(chain):
     chain.scan(12)
     assert list(Deposit.objects.values_list("txid", flat=True)) == [paid]
     assert not QuarantinedTransfer.objects.filter(txid=spam).exists()  # not even held as a bad transfer
+
+
+def test_a_reorg_that_takes_back_a_settled_payout_resends_its_bytes_and_alerts_once(chain):
+    from alerts.models import Alert, AlertStatus
+
+    chain.fund_hot()
+    company = CompanyFactory()
+    fund(company, "eth", "10")
+    invoice = InvoiceFactory(code="eth", total="10")
+    with chain.reorg():  # everything in here is taken back: deeper than the 12 confirmations
+        withdrawal = _withdraw(company, "eth", "0.5")
+        _pay_out("eth")
+        deposit_txid = chain.pay(invoice.deposit_address.address, invoice.amount_due)
+        chain.scan(12)
+        payouts.payout_monitor("eth")
+        withdrawal.refresh_from_db()
+        assert withdrawal.status == "done"
+        chain_tx = ChainTx.objects.get(txid=withdrawal.txid)
+        assert chain_tx.block_hash
+        credited = _available(invoice.company, "eth")
+    chain.mine(15)
+    assert chain.balance(RECEIVER) == 0  # the payout is gone with the branch
+
+    chain.scan()  # finds the reorganisation: the settled watch runs at once
+
+    payout_alert = Alert.objects.get(kind="payout_reversed")
+    assert (payout_alert.key, payout_alert.status) == (f"eth:{chain_tx.txid}", AlertStatus.OPEN)
+    assert chain.balance(RECEIVER) == Decimal("0.5")  # the stored bytes again (eth-tester mines at once)
+    assert chain.w3.eth.get_transaction_receipt(chain_tx.txid)["status"] == 1
+    assert Alert.objects.get(kind="deposit_reversed").status == AlertStatus.OPEN
+    assert Deposit.objects.get(txid=deposit_txid).status == "confirmed"
+    assert _available(invoice.company, "eth") == credited
+    assert [(row.reversed_payouts, row.reversed_deposits) for row in chain_status(["eth"])] == [(1, 1)]
+
+    chain_settled_watch_all()  # the next round finds the payout mined again, the deposit still gone
+
+    chain_tx.refresh_from_db()
+    assert chain_tx.reversed_at is None
+    assert Alert.objects.get(kind="payout_reversed").status == AlertStatus.RESOLVED
+    assert Alert.objects.get(kind="deposit_reversed").count == 1  # told once per reversal
+    assert [(row.reversed_payouts, row.reversed_deposits) for row in chain_status(["eth"])] == [(0, 1)]
+    assert ledger_verify() == []

@@ -113,6 +113,8 @@ def _as_json(row: CodeStatus) -> dict[str, Any]:
         "hotAddress": row.hot_address or None,
         "gasPaid": None if row.gas_paid is None else number_text(row.gas_paid),
         "pendingPayouts": number_text(row.pending_payouts),
+        "reversedPayouts": row.reversed_payouts,
+        "reversedDeposits": row.reversed_deposits,
         "alerts": [
             {"kind": a.kind, "key": a.key, "message": a.message, "count": a.count} for a in row.alerts
         ],
@@ -130,6 +132,7 @@ def _as_line(row: CodeStatus) -> str:
         f"{wallet} vs pending {number_text(row.pending_payouts)}{short}",
         *([] if row.gas_tank is None else [f"gas tank {number_text(row.gas_tank)}"]),
         *([] if row.gas_paid is None else [f"gas paid {number_text(row.gas_paid)}"]),
+        f"reversed payouts {row.reversed_payouts} deposits {row.reversed_deposits}",
         f"alerts {len(row.alerts)}",
     ]
     if row.paused_reason:
