@@ -17,6 +17,7 @@ from security import login as pending
 from security import recovery, stepup, totp
 from security.audit import audit_user
 from security.dashboard.forms import LoginCodeForm, StepUpForm
+from security.dashboard.step_up import form_confirms, step_up_page
 
 
 def _see_other(url: str) -> HttpResponseRedirect:
@@ -34,10 +35,10 @@ def step_up(request: HttpRequest, company: Company | None) -> HttpResponse:
     raw_next = request.POST.get("next") if request.method == "POST" else request.GET.get("next")
     next_url = stepup.safe_next(request, raw_next)
     form = StepUpForm(request.POST or None, with_code=with_code, initial={"next": next_url})
-    status = stepup.form_confirms(request, form, with_code=with_code)
+    status = form_confirms(request, form, with_code=with_code)
     if status == 0:
         return _see_other(next_url)
-    return stepup.step_up_page(request, company, form, status=status)
+    return step_up_page(request, company, form, status=status)
 
 
 @never_cache

@@ -9,6 +9,7 @@ from django.http import HttpResponse
 from django.test import RequestFactory
 
 from security import stepup
+from security.dashboard.step_up import step_up_required
 from security.models import AuditEvent
 from security.tests.conftest import code_at, wrong_code
 from tests.factories import PASSWORD, TotpDeviceFactory, UserFactory
@@ -102,7 +103,7 @@ def test_the_session_mark_from_the_future_or_garbage_is_not_fresh(clock, owner):
 # --- the decorator ---------------------------------------------------------------------------------------
 
 
-@stepup.step_up_required
+@step_up_required
 def _guarded(request):  # type: ignore[no-untyped-def]
     _guarded.ran += 1  # type: ignore[attr-defined]
     return HttpResponse("done")

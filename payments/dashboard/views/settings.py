@@ -27,7 +27,7 @@ from payments.services import (
     company_signing_secret,
 )
 from security.audit import audit_record, token_rotate_audited
-from security.stepup import step_up_required
+from security.dashboard.step_up import step_up_required
 from webhooks.probe import webhook_send_test
 
 NEW_SECRET = "signing_secret"  # noqa: S105 - a session key name, not a secret
