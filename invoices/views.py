@@ -111,9 +111,11 @@ def _redirect_url(invoice: Invoice) -> str:
 
 
 def _sandbox_amounts(invoice: Invoice, asset: Asset) -> dict[str, Decimal]:
-    """What the simulator's buttons send: the rest still due (or the whole amount again), half, +20 %."""
-    assert invoice.amount_due is not None
-    due = amount_still_due(invoice) or invoice.amount_due
+    """What the simulator's payment buttons send: the rest still due, half of it, +20 %. None once all of
+    it has arrived: the payment is confirming, and only blocks move the invoice on."""
+    due = amount_still_due(invoice)
+    if due <= 0:
+        return {}
     unit = Decimal(1).scaleb(-asset.display_decimals)
     with localcontext(MONEY_CONTEXT):
         less = quantize(due / 2, decimals=asset.display_decimals, rounding=ROUND_DOWN)
@@ -321,13 +323,12 @@ def _pay_sandbox(request: HttpRequest, invoice: Invoice, action: str) -> HttpRes
             sandbox_mine(count=count, codes=[asset.code])
         elif action == "expire":
             invoice_close(invoice_id=invoice.pk, now=True)
+        elif (amount := _sandbox_amounts(invoice, asset).get(action)) is None:
+            message = gettext("The full amount has arrived: mine blocks to confirm it.")
+            return _refused(request, invoice, message)
         else:
             sandbox_deposit(
-                company=None,
-                code=asset.code,
-                address=address.address,
-                tag=address.tag,
-                amount=_sandbox_amounts(invoice, asset)[action],
+                company=None, code=asset.code, address=address.address, tag=address.tag, amount=amount
             )
     except DomainError as exc:
         return _refused(request, invoice, str(exc.detail))

@@ -9,9 +9,11 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
+from django.db import transaction
 from django.http import HttpRequest
 
 from payments.models import Company
+from payments.services import company_rotate_token
 from payments.throttle import client_ip
 from security.models import AuditEvent
 
@@ -64,3 +66,15 @@ def audit_user(request: HttpRequest | None, user: Any, action: str, detail: str 
     if company is None:
         return None
     return audit_record(request, company=company, action=action, detail=detail, user=user)
+
+
+def token_rotate_audited(request: HttpRequest | None, *, company: Company, how: str = "") -> str:
+    """A new public token for `company` (the old one stops working at commit), recorded in its log in the
+    same transaction with the prefix the dashboard shows anyway, never the token; `how` says by what (the
+    command line). Returns the new token."""
+    with transaction.atomic():
+        token = company_rotate_token(company_id=company.pk)
+        company.refresh_from_db(fields=["token_prefix"])
+        detail = f"new token {company.token_prefix}…" + (f" {how}" if how else "")
+        audit_record(request, company=company, action="token.rotate", detail=detail)
+    return token

@@ -3,18 +3,17 @@
 A copied session cookie alone must not rotate credentials or move money: the session is marked fresh for
 DASHBOARD_STEP_UP_SECONDS after the owner typed a secret, and the guarded views refuse without that mark.
 Failures count in the login throttle's cache under their own scope, per (username, client IP).
+
+The views ask for it with security.dashboard.step_up.step_up_required.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from functools import wraps
-from typing import Any, TypeVar
 from urllib.parse import urlencode, urlsplit
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponseRedirect
+from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
@@ -24,8 +23,7 @@ from security.totp import has_totp, verify
 
 SCOPE = "step-up"
 SESSION_KEY = "security:stepup_at"
-
-V = TypeVar("V", bound=Callable[..., Any])
+_LOCKED = "Too many wrong attempts. Wait {minutes} minutes and try again."
 
 
 def _now() -> float:
@@ -103,7 +101,8 @@ def safe_next(request: HttpRequest, candidate: str | None, default: str = "/dash
     return parts.path + (f"?{parts.query}" if parts.query else "")
 
 
-def _come_back_to(request: HttpRequest) -> str:
+def come_back_to(request: HttpRequest) -> str:
+    """Where a refused request goes back to: its own page (GET), else the same-host page it was sent from."""
     if request.method in ("GET", "HEAD"):
         return safe_next(request, request.get_full_path())
     return safe_next(request, request.META.get("HTTP_REFERER"))
@@ -113,16 +112,5 @@ def step_up_url(next_path: str) -> str:
     return f"{reverse('dashboard:step_up')}?{urlencode({'next': next_path})}"
 
 
-def step_up_required(view: V) -> V:
-    """Dashboard views (under @merchant_view or plain): without a fresh confirmation nothing runs and the
-    browser goes (303) to the step-up page, which brings it back to the page afterwards."""
-
-    @wraps(view)
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
-        if not is_fresh(request):
-            response = HttpResponseRedirect(step_up_url(_come_back_to(request)))
-            response.status_code = 303
-            return response
-        return view(request, *args, **kwargs)
-
-    return wrapped  # type: ignore[return-value]
+def locked_message() -> str:
+    return _LOCKED.format(minutes=max(1, throttle.window_seconds() // 60))

@@ -488,6 +488,34 @@ def test_simulating_an_exact_payment_then_blocks_completes_the_invoice(merchant)
     assert deposit.amount == Decimal("0.00101") and deposit.address == invoice.deposit_address.address
 
 
+def test_while_the_full_amount_confirms_the_simulator_offers_only_blocks(client, merchant):
+    invoice = InvoiceFactory(company=merchant.company, items=ITEMS, code="btc")
+    _simulate(client, invoice, "pay-exact")
+
+    html = _page(client, invoice)[1]
+    again = client.post(f"/{invoice.pk}/sandbox/pay-exact", HTTP_ACCEPT="application/json")
+
+    assert _status(invoice) == "processing"
+    for action in ("pay-exact", "pay-less", "pay-more"):
+        assert f"/sandbox/{action}" not in html
+    assert f'action="/{invoice.pk}/sandbox/mine"' in html
+    assert "The full amount has arrived: mine blocks to confirm it." in _text(html)
+    assert again.status_code == 409
+    assert again.json() == {"ok": False, "error": "The full amount has arrived: mine blocks to confirm it."}
+    assert Deposit.objects.count() == 1
+
+
+def test_after_a_partial_payment_the_simulator_offers_the_rest(client, merchant):
+    invoice = InvoiceFactory(company=merchant.company, items=ITEMS, code="btc")
+    _simulate(client, invoice, "pay-less")
+
+    text = _text(_page(client, invoice)[1])
+    _simulate(client, invoice, "pay-exact")
+
+    assert "Pay exact 0.000505 BTC" in text and "Pay less 0.0002525 BTC" in text
+    assert sorted(Deposit.objects.values_list("amount", flat=True)) == [Decimal("0.000505")] * 2
+
+
 def test_simulating_less_makes_it_wrong_and_exact_then_tops_it_up(client, merchant):
     invoice = InvoiceFactory(company=merchant.company, items=ITEMS, code="ton")
 

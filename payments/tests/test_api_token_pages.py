@@ -26,7 +26,7 @@ from payments.tests.test_dashboard_support import (  # noqa: F401 - fixtures
 from payments.tokens import api_token_revoke
 from security.models import AuditEvent
 from security.testing import forget_step_up, mark_step_up_fresh
-from tests.factories import ApiTokenFactory
+from tests.factories import PASSWORD, ApiTokenFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -127,13 +127,22 @@ def test_creating_is_audited_without_the_secret(fresh, merchant):
     assert event.user_id == merchant.company.owner_id
 
 
-def test_creating_without_a_fresh_step_up_goes_to_confirm_and_creates_nothing(dash, merchant):
+def test_creating_without_a_fresh_step_up_asks_for_it_and_creates_nothing(dash, merchant):
     response = dash.post(NEW, {"name": "sneaky", "scopes": ["withdrawals:write"]})
 
-    assert response.status_code == 303
-    assert response["Location"].startswith("/dashboard/confirm/")
+    assert response.status_code == 200 and "Confirm it's you" in response.content.decode()
     assert not ApiToken.objects.exists()
     assert not AuditEvent.objects.filter(action="token.create").exists()
+
+
+def test_confirmed_on_the_step_up_page_the_token_is_created_as_typed(dash, merchant):
+    data = {"name": "reporting", "scopes": ["balances:read", "invoices:read"]}
+
+    response = dash.post(NEW, {**data, "step_up-secret": PASSWORD}, follow=True)
+
+    token = ApiToken.objects.get()
+    assert (token.name, sorted(token.scopes)) == ("reporting", ["balances:read", "invoices:read"])
+    assert "kassa_tk_" in response.content.decode()
 
 
 @pytest.mark.parametrize(
@@ -202,7 +211,7 @@ def test_revoking_without_a_fresh_step_up_changes_nothing(fresh, merchant):
 
     response = fresh.post(revoke_url(issued.token))
 
-    assert response.status_code == 303
+    assert response.status_code == 200 and "Confirm it's you" in response.content.decode()
     assert api_status(issued.secret) == 200
 
 

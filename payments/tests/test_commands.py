@@ -7,7 +7,8 @@ from rest_framework.test import APIClient
 
 from payments import keys
 from payments.models import Company
-from payments.services import company_signing_secret
+from payments.services import company_rotate_token, company_signing_secret
+from security.models import AuditEvent
 
 pytestmark = pytest.mark.django_db
 
@@ -111,14 +112,51 @@ def test_demo_merchant_is_created_once_and_its_printed_token_works(settings, tmp
     assert "demo@kassa.local" in first
 
 
-def test_demo_merchant_without_its_token_file_rotates_to_a_working_token(settings, tmp_path):
+def _token_line(out):
+    return next(line.split()[2] for line in out.splitlines() if "public token" in line)
+
+
+@pytest.mark.parametrize("how", ["rotated on the dashboard", "file gone"])
+def test_demo_merchant_run_again_never_rotates_the_token(settings, tmp_path, how):
     settings.VAR_DIR = tmp_path
-    first = _run("demo_merchant")
-    (tmp_path / "demo-merchant.json").unlink()
+    first = _token_line(_run("demo_merchant"))
+    company = Company.objects.get()
+    if how == "file gone":
+        (tmp_path / "demo-merchant.json").unlink()
+        current = first
+    else:
+        current = company_rotate_token(company_id=company.pk)  # what the dashboard showed
+    before = Company.objects.values_list("token_hash", "token_rotated_at", "updated_at").get()
+    err = StringIO()
 
-    second = _run("demo_merchant")
+    out = StringIO()
+    call_command("demo_merchant", stdout=out, stderr=err)
 
-    old = next(line.split()[-1] for line in first.splitlines() if "public token" in line)
-    new = next(line.split()[-1] for line in second.splitlines() if "public token" in line)
-    assert old != new
-    assert _auth_status(new) == 200
+    assert _token_line(out.getvalue()) == "unknown"
+    assert Company.objects.values_list("token_hash", "token_rotated_at", "updated_at").get() == before
+    assert _auth_status(current) == 200
+    assert "--rotate-token" in err.getvalue() and Company.objects.get().token_prefix in err.getvalue()
+    assert not AuditEvent.objects.exists()
+
+
+def test_demo_merchant_rotates_only_when_asked_and_audits_it(settings, tmp_path):
+    settings.VAR_DIR = tmp_path
+    old = _token_line(_run("demo_merchant"))
+
+    new = _token_line(_run("demo_merchant", "--rotate-token"))
+    again = _token_line(_run("demo_merchant"))
+
+    assert old != new and again == new
+    assert _auth_status(old) == 401 and _auth_status(new) == 200
+    event = AuditEvent.objects.get()
+    assert (event.action, event.user, event.ip) == ("token.rotate", None, None)
+    assert "demo_merchant --rotate-token" in event.detail and new not in event.detail
+
+
+def test_rotate_token_command_is_audited(merchant):
+    out = _run("rotate_token", "--company", str(merchant.company.pk))
+
+    event = AuditEvent.objects.get()
+    assert (event.action, event.company_id) == ("token.rotate", merchant.company.pk)
+    assert "by manage.py rotate_token" in event.detail
+    assert out.split()[1] not in event.detail

@@ -17,12 +17,7 @@ from security import login as pending
 from security import recovery, stepup, totp
 from security.audit import audit_user
 from security.dashboard.forms import LoginCodeForm, StepUpForm
-
-_LOCKED = "Too many wrong attempts. Wait {minutes} minutes and try again."
-
-
-def _locked_message() -> str:
-    return _LOCKED.format(minutes=max(1, throttle.window_seconds() // 60))
+from security.dashboard.step_up import form_confirms, step_up_page
 
 
 def _see_other(url: str) -> HttpResponseRedirect:
@@ -40,31 +35,10 @@ def step_up(request: HttpRequest, company: Company | None) -> HttpResponse:
     raw_next = request.POST.get("next") if request.method == "POST" else request.GET.get("next")
     next_url = stepup.safe_next(request, raw_next)
     form = StepUpForm(request.POST or None, with_code=with_code, initial={"next": next_url})
-    status = 200
-    if request.method == "POST" and form.is_valid():
-        if stepup.confirm(request, form.cleaned_data["secret"]):
-            return _see_other(next_url)
-        if stepup.is_locked(request):
-            form.add_error(None, _locked_message())
-            status = 429
-        else:
-            wrong = (
-                "That is neither your password nor a current code."
-                if with_code
-                else "That is not your password."
-            )
-            form.add_error("secret", wrong)
-            status = 400
-    elif request.method == "POST":
-        status = 400
-    context = {
-        "company": company,
-        "nav": "",  # reached from any page: no section of the navigation is current
-        "form": form,
-        "next_url": next_url,
-        "with_code": with_code,
-    }
-    return render(request, "dashboard/security_step_up.html", context, status=status)
+    status = form_confirms(request, form, with_code=with_code)
+    if status == 0:
+        return _see_other(next_url)
+    return step_up_page(request, company, form, status=status)
 
 
 @never_cache
@@ -84,7 +58,7 @@ def login_code(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         if throttle.is_locked(pending.SCOPE, username, ip):
             form.is_valid()
-            form.add_error(None, _locked_message())  # not logged: a flood must not fill the log
+            form.add_error(None, stepup.locked_message())  # not logged: a flood must not fill the log
             status = 429
         elif form.is_valid():
             code = form.cleaned_data["code"]

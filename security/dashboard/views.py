@@ -15,8 +15,8 @@ from security import recovery, totp
 from security.audit import audit_record
 from security.dashboard.forms import TotpConfirmForm
 from security.dashboard.qr import qr_svg
+from security.dashboard.step_up import step_up_required
 from security.selectors import action_label, audit_event_list_for_company
-from security.stepup import step_up_required
 
 NEW_CODES = "recovery_codes"
 NAV = "security"

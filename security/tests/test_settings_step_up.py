@@ -1,14 +1,18 @@
-"""The credential actions of the API settings page: refused without a fresh step-up (nothing changes, the
-browser goes to the step-up page), done with one, and each done action audited."""
+"""The credential actions of the API settings page: without a fresh step-up nothing changes and the step-up
+page takes the action's place; confirmed there, the action is done at once and its result shown; each done
+action audited."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
 from payments.models import Company
-from payments.services import company_signing_secret
+from payments.services import company_signing_secret, token_hash
 from security.models import AuditEvent
 from security.testing import mark_step_up_fresh
+from tests.factories import PASSWORD
 
 pytestmark = pytest.mark.django_db
 
@@ -34,9 +38,10 @@ def test_without_a_fresh_step_up_nothing_changes(dash, merchant, path, data, act
 
     response = dash.post(path, data, **REFERER)
 
-    assert response.status_code == 303
-    assert response["Location"] == "/dashboard/confirm/?next=%2Fdashboard%2Fsettings%2Fapi%2F"
-    assert merchant.signing_secret not in response.content.decode()
+    html = response.content.decode()
+    assert response.status_code == 200 and "Confirm it's you" in html
+    assert f'action="{path}"' in html and 'href="/dashboard/settings/api/">Cancel</a>' in html
+    assert merchant.signing_secret not in html
     assert _credentials(merchant) == before
     assert not AuditEvent.objects.exists()
 
@@ -72,15 +77,57 @@ def test_the_audit_never_holds_the_secret_the_token_or_the_url_query(dash, merch
     assert company.token_prefix in details
 
 
-def test_the_step_up_page_brings_the_merchant_back_to_rotate(clock, dash, merchant):
-    refused = dash.post("/dashboard/settings/api/token/rotate/", **REFERER)
-    back = dash.post(refused["Location"].split("?")[0], {"secret": "correct horse battery", "next": API})
+@pytest.mark.parametrize(("path", "data", "action"), ACTIONS)
+def test_confirmed_on_the_step_up_page_the_action_is_done_at_once(clock, dash, merchant, path, data, action):
+    before = _credentials(merchant)
+    dash.post(path, data, **REFERER)
 
-    done = dash.post("/dashboard/settings/api/token/rotate/")
+    response = dash.post(path, {**data, "step_up-secret": PASSWORD, "step_up-next": API}, follow=True)
 
-    assert back["Location"] == API
-    assert done.status_code == 302
-    assert Company.objects.get(pk=merchant.company.pk).token_hash != merchant.company.token_hash
+    html = response.content.decode()
+    assert response.status_code == 200 and "Confirm it's you" not in html
+    assert list(AuditEvent.objects.order_by("pk").values_list("action", flat=True)) == [
+        "stepup.confirm",
+        action,
+    ]
+    if action != "secret.reveal":
+        assert _credentials(merchant) != before
+    company = Company.objects.get(pk=merchant.company.pk)
+    if action in ("secret.reveal", "secret.rotate"):
+        assert company_signing_secret(company) in html
+    shown = {"secret.set": "Your signing secret was saved.", "webhook_url.set": "Webhook URL saved."}
+    assert shown.get(action, "") in html
+
+
+def test_rotating_the_token_through_the_step_up_page_shows_the_new_token(clock, dash, merchant):
+    page = dash.post("/dashboard/settings/api/token/rotate/", **REFERER)
+    assert Company.objects.get(pk=merchant.company.pk).token_hash == merchant.company.token_hash
+
+    response = dash.post(
+        "/dashboard/settings/api/token/rotate/",
+        {"step_up-secret": PASSWORD, "step_up-next": API},
+        follow=True,
+    )
+
+    html = response.content.decode()
+    token = re.search(r'data-testid="public-token">(kassa_pk_\w+)<', html)
+    assert "Confirm it's you" in page.content.decode()
+    assert response.redirect_chain == [(API, 302)]
+    assert "A new public token was issued. The old one no longer works." in html
+    assert (
+        token is not None
+        and token_hash(token.group(1)) == Company.objects.get(pk=merchant.company.pk).token_hash
+    )
+
+
+def test_a_wrong_password_on_the_step_up_page_rotates_nothing(clock, dash, merchant):
+    response = dash.post(
+        "/dashboard/settings/api/token/rotate/", {"step_up-secret": "not it", "step_up-next": API}
+    )
+
+    assert response.status_code == 400 and "That is not your password." in response.content.decode()
+    assert Company.objects.get(pk=merchant.company.pk).token_hash == merchant.company.token_hash
+    assert list(AuditEvent.objects.values_list("action", flat=True)) == ["stepup.fail"]
 
 
 def test_the_test_webhook_needs_no_step_up(dash, merchant):
@@ -96,5 +143,5 @@ def test_an_expired_step_up_is_refused_again(clock, dash, merchant, settings):
 
     response = dash.post("/dashboard/settings/api/secret/rotate/")
 
-    assert response.status_code == 303
+    assert response.status_code == 200 and "Confirm it's you" in response.content.decode()
     assert company_signing_secret(Company.objects.get(pk=merchant.company.pk)) == merchant.signing_secret

@@ -1,5 +1,6 @@
 """Step-up: a fresh password or code marks the session for DASHBOARD_STEP_UP_SECONDS; guarded views
-refuse without it and send the browser to the step-up page, which brings it back."""
+refuse without it: a page sends the browser to the step-up page, which brings it back; an action shows the
+step-up page in its place and is carried out once the secret posted with it is right."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from django.http import HttpResponse
 from django.test import RequestFactory
 
 from security import stepup
+from security.dashboard.step_up import step_up_required
 from security.models import AuditEvent
 from security.tests.conftest import code_at, wrong_code
 from tests.factories import PASSWORD, TotpDeviceFactory, UserFactory
@@ -101,7 +103,7 @@ def test_the_session_mark_from_the_future_or_garbage_is_not_fresh(clock, owner):
 # --- the decorator ---------------------------------------------------------------------------------------
 
 
-@stepup.step_up_required
+@step_up_required
 def _guarded(request):  # type: ignore[no-untyped-def]
     _guarded.ran += 1  # type: ignore[attr-defined]
     return HttpResponse("done")
@@ -123,18 +125,73 @@ def test_a_get_without_freshness_runs_nothing_and_comes_back_to_its_page(clock, 
 @pytest.mark.parametrize(
     ("referer", "back_to"),
     [
-        ("http://testserver/dashboard/settings/api/", "%2Fdashboard%2Fsettings%2Fapi%2F"),
-        ("https://evil.test/dashboard/settings/api/", "%2Fdashboard%2F"),
-        ("//evil.test/x", "%2Fdashboard%2F"),
-        ("javascript:alert(1)", "%2Fdashboard%2F"),
-        ("", "%2Fdashboard%2F"),
+        ("http://testserver/dashboard/settings/api/", "/dashboard/settings/api/"),
+        ("https://evil.test/dashboard/settings/api/", "/dashboard/"),
+        ("//evil.test/x", "/dashboard/"),
+        ("javascript:alert(1)", "/dashboard/"),
+        ("", "/dashboard/"),
     ],
 )
-def test_a_post_without_freshness_comes_back_to_the_same_host_referer_only(clock, owner, referer, back_to):
+def test_a_post_without_freshness_runs_nothing_and_cancels_to_the_same_host_referer_only(
+    clock, owner, referer, back_to
+):
+    before = _guarded.ran  # type: ignore[attr-defined]
+
     response = _guarded(_request(owner, method="post", HTTP_REFERER=referer))
 
-    assert response.status_code == 303
-    assert response["Location"] == f"{STEP_UP}?next={back_to}"
+    html = response.content.decode()
+    assert response.status_code == 200 and "Confirm it's you" in html
+    assert f'<a class="btn btn--ghost" href="{back_to}">Cancel</a>' in html
+    assert f'name="step_up-next" value="{back_to}"' in html
+    assert _guarded.ran == before  # type: ignore[attr-defined]
+
+
+def test_a_post_without_freshness_shows_the_step_up_in_its_place_carrying_its_fields(clock, owner):
+    data = {
+        "name": 'a "quoted" name',
+        "scopes": ["balances:read", "invoices:read"],
+        "csrfmiddlewaretoken": "t",
+    }
+
+    response = _guarded(
+        _request(owner, method="post", path="/dashboard/settings/api/tokens/new/?a=1", data=data)
+    )
+
+    html = response.content.decode()
+    assert 'action="/dashboard/settings/api/tokens/new/?a=1"' in html
+    assert '<input type="hidden" name="name" value="a &quot;quoted&quot; name">' in html
+    assert '<input type="hidden" name="scopes" value="balances:read">' in html
+    assert '<input type="hidden" name="scopes" value="invoices:read">' in html
+    assert 'name="csrfmiddlewaretoken" value="t"' not in html
+    assert 'name="step_up-secret"' in html
+
+
+def test_the_secret_posted_with_the_action_confirms_and_the_action_runs(clock, owner):
+    before = _guarded.ran  # type: ignore[attr-defined]
+    request = _request(owner, method="post", data={"name": "x", "step_up-secret": PASSWORD})
+
+    response = _guarded(request)
+
+    assert response.content == b"done" and _guarded.ran == before + 1  # type: ignore[attr-defined]
+    assert stepup.is_fresh(request)
+    assert "step_up-secret" in request.sensitive_post_parameters  # type: ignore[attr-defined]
+    assert AuditEvent.objects.get().action == "stepup.confirm"
+
+
+@pytest.mark.parametrize(("secret", "status"), [("", 400), ("wrong password", 400)])
+def test_a_wrong_secret_posted_with_the_action_runs_nothing(clock, owner, secret, status):
+    before = _guarded.ran  # type: ignore[attr-defined]
+    request = _request(
+        owner, method="post", data={"name": "x", "step_up-secret": secret, "step_up-next": "/dashboard/x/"}
+    )
+
+    response = _guarded(request)
+
+    html = response.content.decode()
+    assert response.status_code == status and _guarded.ran == before  # type: ignore[attr-defined]
+    assert '<input type="hidden" name="name" value="x">' in html
+    assert 'href="/dashboard/x/">Cancel</a>' in html
+    assert not stepup.is_fresh(request)
 
 
 def test_with_freshness_the_view_runs(clock, owner):

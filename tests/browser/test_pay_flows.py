@@ -76,6 +76,9 @@ def test_created_to_done_then_redirected(open_page, live_server, merchant, shot,
     expect(_status(page)).to_have_attribute("data-status", "processing")
     expect(page.locator("#pay-announcer")).to_have_text("Confirming payment")
     expect(page.get_by_text("Confirmations: 0 of 2")).to_be_visible()
+    # All of it has arrived: the simulator offers blocks only, never the whole amount again.
+    expect(page.get_by_test_id("sandbox-all-arrived")).to_be_visible()
+    expect(page.get_by_role("button", name=re.compile(r"^Pay (exact|less|more)"))).to_have_count(0)
     shot(page, "done", viewport, "3-processing")
 
     page.get_by_role("button", name=re.compile(r"^Mine blocks")).click()

@@ -1,7 +1,8 @@
 """Account security in a real browser: a merchant turns on two-factor authentication with a code computed
-here from the secret the page shows (and its QR code), logs out, logs in with password and code, is sent
-to the step-up page when rotating the API token without a fresh confirmation (the token stays), confirms,
-rotates (the new token shown once), and reads the audit log. Screenshots: security-desktop-*.png.
+here from the secret the page shows (and its QR code), logs out, logs in with password and code, gets
+the step-up page when rotating the API token without a fresh confirmation (the token stays), confirms there
+and the token is rotated at once (the new token shown once), and reads the audit log.
+Screenshots: security-desktop-*.png.
 
 The authenticator's clock is the test's (security.totp._now, shared with the live server's thread): the
 login code is the next 30-second step's, without waiting for it.
@@ -92,20 +93,21 @@ def test_merchant_enrols_2fa_logs_in_with_a_code_and_steps_up_to_rotate(
     page.get_by_role("button", name="Log in").click()
     expect(page.get_by_role("heading", name="Overview")).to_be_visible()
 
-    # Rotating the token without a fresh step-up: the step-up page, and the token unchanged.
+    # Rotating the token without a fresh step-up: the step-up page in its place, and the token unchanged.
     token_hash = Company.objects.get(pk=credentials.company.pk).token_hash
     page.get_by_role("link", name="API & webhooks").click()
     page.get_by_role("button", name="Rotate token").click()
     expect(page.get_by_role("heading", name="Confirm it's you")).to_be_visible()
-    assert "/dashboard/confirm/?next=%2Fdashboard%2Fsettings%2Fapi%2F" in page.url
+    assert page.url.endswith("/dashboard/settings/api/token/rotate/")
     assert Company.objects.get(pk=credentials.company.pk).token_hash == token_hash
     picture("step-up")
 
-    # Confirmed (the password, offered beside the code), back on the page: the rotation is done.
+    # Confirmed (the password, offered beside the code): the rotation is done at once, the new token shown.
     page.get_by_label("Password or authenticator code").fill(PASSWORD)
     page.get_by_role("button", name="Confirm").click()
     expect(page.get_by_role("heading", name="API & webhooks")).to_be_visible()
-    page.get_by_role("button", name="Rotate token").click()
+    expect(page.get_by_text("A new public token was issued. The old one no longer works.")).to_be_visible()
+    picture("token-rotated")
     new_token = page.get_by_test_id("public-token").inner_text().strip()
     assert new_token.startswith("kassa_pk_") and new_token != credentials.public_token
     assert Company.objects.get(pk=credentials.company.pk).token_hash != token_hash

@@ -19,7 +19,8 @@ from payments.dashboard.views.common import merchant_view
 from payments.errors import NotFound, ValidationFailed
 from payments.models import Company
 from security.audit import audit_record
-from security.stepup import is_fresh, step_up_required
+from security.dashboard.step_up import step_up_required
+from security.stepup import is_fresh
 from security.totp import has_totp
 from withdrawals.dashboard.confirming import stepped_up
 from withdrawals.dashboard.policy_forms import PayoutAddressForm, PayoutPolicyForm

@@ -17,7 +17,7 @@ from payments.errors import ValidationFailed
 from payments.models import Company
 from payments.static_deposits import static_address_get_or_create, static_deposit_matching_set
 from security.audit import audit_record
-from security.stepup import step_up_required
+from security.dashboard.step_up import step_up_required
 
 MATCHING_FORM = "matching"  # the `form` field of the switch's POST; the new-address form has none
 

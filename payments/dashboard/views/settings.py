@@ -22,13 +22,12 @@ from payments.errors import DomainError, ValidationFailed
 from payments.models import Company
 from payments.services import (
     company_rotate_signing_secret,
-    company_rotate_token,
     company_set_signing_secret,
     company_set_webhook_url,
     company_signing_secret,
 )
-from security.audit import audit_record
-from security.stepup import step_up_required
+from security.audit import audit_record, token_rotate_audited
+from security.dashboard.step_up import step_up_required
 from webhooks.probe import webhook_send_test
 
 NEW_SECRET = "signing_secret"  # noqa: S105 - a session key name, not a secret
@@ -80,11 +79,7 @@ def api_settings(request: HttpRequest, company: Company) -> HttpResponse:
 @merchant_view
 @step_up_required
 def token_rotate(request: HttpRequest, company: Company) -> HttpResponse:
-    with transaction.atomic():
-        token = company_rotate_token(company_id=company.pk)
-        company.refresh_from_db(fields=["token_prefix"])
-        detail = f"new token {company.token_prefix}…"  # the prefix the page shows anyway, never the token
-        audit_record(request, company=company, action="token.rotate", detail=detail)
+    token = token_rotate_audited(request, company=company)
     show_once(request, NEW_TOKEN, token)
     messages.success(request, "A new public token was issued. The old one no longer works.")
     return redirect("dashboard:api_settings")

@@ -18,7 +18,7 @@ from payments.models import Company
 from payments.selectors import api_token_list_for_company
 from payments.tokens import api_token_create, api_token_describe, api_token_revoke
 from security.audit import audit_record
-from security.stepup import step_up_required
+from security.dashboard.step_up import step_up_required
 
 NEW_API_TOKEN = "api_token"  # noqa: S105 - a session key name, not a secret
 

@@ -1,7 +1,9 @@
-"""`make run`: make sure a demo merchant exists and print working credentials and URLs.
+"""`make run`: make sure a demo merchant exists and print its credentials and the URLs.
 
-The public token is stored only as a hash, so the demo's token is also kept in var/demo-merchant.json
-(development only) to be printed again on the next start. If that file is gone, the token is rotated.
+Running it again changes nothing. The public token is stored only as a hash, so the demo's token is also
+kept in var/demo-merchant.json (development only) to be printed again. When that file no longer holds the
+current token (rotated on the dashboard, or the file is gone), the command says so and leaves the token
+alone: only `--rotate-token` issues a new one, recorded in the company's audit log.
 """
 
 import json
@@ -10,17 +12,29 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from payments.models import Company
-from payments.services import company_rotate_token, company_signing_secret, merchant_create, token_hash
+from payments.services import company_signing_secret, merchant_create, token_hash
+from security.audit import token_rotate_audited
 
 DEMO_EMAIL = "demo@kassa.local"
 DEMO_PASSWORD = "kassa-demo-password"  # noqa: S105 - development demo login, printed on purpose
+UNKNOWN = "unknown"  # printed instead of a token this command does not know (awk '{print $3}' gets it)
 
 
 class Command(BaseCommand):
-    help = "Create the demo merchant if none exists and print its credentials (development only)."
+    help = (
+        "Create the demo merchant if none exists and print its credentials (development only). "
+        "Running it again changes nothing."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--rotate-token",
+            action="store_true",
+            help="issue a new public token (the current one stops working; recorded in the audit log)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         if not settings.DEMO_MERCHANT_ALLOWED:
@@ -32,19 +46,38 @@ class Command(BaseCommand):
             )
         path = Path(settings.VAR_DIR) / "demo-merchant.json"
         company = Company.objects.filter(owner__email=DEMO_EMAIL).first()
+        token: str | None
         if company is None:
             created = merchant_create(name="Demo Shop", email=DEMO_EMAIL, password=DEMO_PASSWORD)
             company, token = created.company, created.public_token
+            _store(path, company, token)
+        elif options["rotate_token"]:
+            how = "by manage.py demo_merchant --rotate-token"
+            token = token_rotate_audited(None, company=company, how=how)
+            _store(path, company, token)
         else:
-            token = _stored_token(path, company) or company_rotate_token(company_id=company.pk)
-        _store(path, {"companyId": str(company.pk), "publicToken": token})
+            token = _stored_token(path, company)
+        self.stdout.write(_banner(company, token))
+        if token is None:
+            self.stderr.write(
+                f"The demo merchant's public token (it begins {company.token_prefix}) is not in {path}: "
+                "it was rotated on the dashboard, or the file is gone, and only its hash is stored. Use "
+                "the token you were shown then, or issue a new one (the current one stops working; "
+                "recorded in the audit log):\n"
+                "  DJANGO_SETTINGS_MODULE=config.settings.dev .venv/bin/python manage.py demo_merchant "
+                "--rotate-token"
+            )
 
-        base, pay = settings.BASE_URL, settings.PAY_URL
-        lines = [
+
+def _banner(company: Company, token: str | None) -> str:
+    base, pay = settings.BASE_URL, settings.PAY_URL
+    shown = token or UNKNOWN
+    return "\n".join(
+        [
             "",
             "Kassa is starting. Demo merchant:",
             f"  company id      {company.pk}",
-            f"  public token    {token}",
+            f"  public token    {shown}",
             f"  signing secret  {company_signing_secret(company)}",
             f"  dashboard login {DEMO_EMAIL} / {DEMO_PASSWORD}",
             "URLs:",
@@ -56,23 +89,24 @@ class Command(BaseCommand):
             f"  pay pages       {pay}/<invoice_id>",
             "Try it:",
             f"  curl -X PUT {base}/api/company/settings/webhook-url \\",
-            f"       -H 'Authorization: Bearer {token}' -H 'Content-Type: application/json' \\",
+            f"       -H 'Authorization: Bearer {token or '$TOKEN'}' -H 'Content-Type: application/json' \\",
             '       -d \'{"webHookUrl": "http://127.0.0.1:9000/hook"}\'',
             "",
         ]
-        self.stdout.write("\n".join(lines))
+    )
 
 
 def _stored_token(path: Path, company: Company) -> str | None:
+    """The token var/demo-merchant.json keeps, if it is still the company's."""
     try:
         stored = json.loads(path.read_text())
     except (FileNotFoundError, ValueError):
         return None
-    token = stored.get("publicToken", "")
-    return token if token and token_hash(token) == company.token_hash else None
+    token = stored.get("publicToken", "") if isinstance(stored, dict) else ""
+    return token if isinstance(token, str) and token and token_hash(token) == company.token_hash else None
 
 
-def _store(path: Path, data: dict[str, str]) -> None:
+def _store(path: Path, company: Company, token: str) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as handle:
-        json.dump(data, handle)
+        json.dump({"companyId": str(company.pk), "publicToken": token}, handle)
