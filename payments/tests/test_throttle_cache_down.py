@@ -4,7 +4,6 @@ limits: never a 500, a warning at most once a minute, and the metric kassa_throt
 from __future__ import annotations
 
 import logging
-import socket
 import uuid
 
 import pytest
@@ -19,30 +18,13 @@ from invoices.api.views import PublicInvoiceThrottle
 from payments import budgets, throttle
 from payments.api import authentication
 from tests.factories import PASSWORD, ApiTokenFactory
+from tests.outages import redis_caches, redis_down_caches
 
 pytestmark = pytest.mark.django_db
 
 BALANCES = "/api/company/balances"
 LOGIN = "/dashboard/login/"
 WINDOW_START = 1_800_000_000  # a multiple of 60
-
-
-def _closed_port() -> int:
-    """A loopback port nothing listens on: connecting to it is refused at once."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _redis_cache(url: str) -> dict[str, object]:
-    return {
-        "default": {
-            "BACKEND": "config.cache.RedisCache",
-            "LOCATION": url,
-            "KEY_PREFIX": f"kassa-test-{uuid.uuid4().hex[:8]}",
-            "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},
-        }
-    }
 
 
 @pytest.fixture
@@ -61,7 +43,7 @@ def fresh_counters(monkeypatch):  # type: ignore[no-untyped-def]
 @pytest.fixture
 def redis_down(settings, fresh_counters):  # type: ignore[no-untyped-def]
     """The shared cache is a Redis at a port nothing listens on."""
-    settings.CACHES = _redis_cache(f"redis://127.0.0.1:{_closed_port()}/0")
+    settings.CACHES = redis_down_caches()
 
 
 def local_counts(name: str) -> float:
@@ -163,7 +145,7 @@ def test_an_unreachable_redis_is_asked_again_only_after_the_retry_interval(monke
 
 @pytest.mark.redis
 def test_with_redis_up_the_budget_is_shared_and_nothing_counts_locally(merchant, settings, fresh_counters):
-    settings.CACHES = _redis_cache(settings.REDIS_URL)
+    settings.CACHES = redis_caches(settings.REDIS_URL)
     settings.API_TOKEN_RATE = "3/min"
     client = _api(merchant)
     before = local_counts("api_token")
