@@ -32,7 +32,7 @@ audit: install
 	$(BIN)/python scripts/audit.py --lock $(LOCK)
 
 run: install
-	./scripts/run.sh
+	exec ./scripts/run.sh
 
 test: install
 	DJANGO_SETTINGS_MODULE=config.settings.test $(BIN)/python manage.py makemigrations --check --dry-run

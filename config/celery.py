@@ -1,7 +1,12 @@
 """The Celery app. Worker and beat load production settings unless DJANGO_SETTINGS_MODULE says otherwise."""
 
+import contextlib
 import logging
 import os
+import signal
+import threading
+import time
+from pathlib import Path
 from typing import Any
 
 from celery import Celery
@@ -14,6 +19,7 @@ from celery.signals import (
     worker_init,
     worker_process_init,
     worker_ready,
+    worker_shutting_down,
 )
 
 from config import request_id
@@ -56,6 +62,57 @@ def settle_after_start_up(**kwargs: Any) -> None:
     from config.runtime import settle_gc
 
     settle_gc()
+
+
+_shutdown_bounded = threading.Event()
+
+
+@worker_shutting_down.connect
+def bound_the_shutdown(**kwargs: Any) -> None:
+    """A warm shutdown (the first SIGTERM or SIGINT) waits for the running tasks, which may never end (a
+    node or a receiver that hangs) or whose pool may never be reaped (a pool child killed beside its
+    parent by a signal to the process group). After WORKER_SHUTDOWN_SECONDS the worker kills its children
+    and exits, whatever it is waiting for; an interrupted task is delivered again (acknowledged late) and
+    does nothing twice. The kernel ends the process a few seconds later if even that cannot run."""
+    from django.conf import settings
+
+    if _shutdown_bounded.is_set():
+        return
+    _shutdown_bounded.set()
+    seconds = float(settings.WORKER_SHUTDOWN_SECONDS)
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)  # its default action: the kernel ends the process
+    signal.alarm(int(seconds) + 5)
+    threading.Thread(target=_end_after, args=(seconds,), name="kassa-shutdown-bound", daemon=True).start()
+
+
+def _end_after(seconds: float) -> None:
+    time.sleep(seconds)
+    children = child_pids(os.getpid())
+    logger.error(
+        "worker: still shutting down after %s s (WORKER_SHUTDOWN_SECONDS): killing its %d child process(es) "
+        "and exiting; their tasks are delivered again",
+        seconds,
+        len(children),
+    )
+    for pid in children:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    logging.shutdown()
+    os._exit(1)
+
+
+def child_pids(parent: int) -> list[int]:
+    """The processes whose parent is `parent` (a worker's: its pool, an embedded beat), from /proc."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            # pid (comm) state ppid ...: comm may hold spaces and parentheses, so split after its last ')'.
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        if len(fields) > 1 and fields[1] == str(parent):
+            found.append(int(stat.parent.name))
+    return found
 
 
 @beat_init.connect

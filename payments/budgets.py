@@ -8,6 +8,9 @@ never let more than the limit through: a budget can only be refused early (by th
 other processes and not yet spent), never late. A lease is 1 % of the limit (at most `MAX_LEASE`), so a
 small budget (the documented 120/min of the public invoice pages, 600/min of a token) leases one to six
 requests at a time and a budget of thousands makes one round trip per hundred requests.
+
+When the shared cache fails, the leases come from this process's own counter, with the same limit
+(payments.throttle.shared): a budget that cannot be counted in Redis is never an error.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from django.core.cache import cache
 from django.core.cache.backends.base import BaseCache
 from django.core.signals import setting_changed
 
-from payments.throttle import count
+from payments.throttle import count, shared
 
 MAX_LEASE = 100
 MAX_KEYS = 10_000  # leases kept per process; past it all are dropped (their calls are lost to their window)
@@ -32,10 +35,10 @@ def lease_size(limit: int) -> int:
 
 
 def budget_take(
-    key: str, limit: int, seconds: int, *, now: float, store: BaseCache = cache
+    key: str, limit: int, seconds: int, *, now: float, name: str, store: BaseCache = cache
 ) -> tuple[bool, float]:
     """One more request of `key`'s budget of `limit` per `seconds`: whether it fits the window that holds
-    `now`, and when that window ends."""
+    `now`, and when that window ends. `name` names the budget in the metric of local counts."""
     start = int(now) // seconds * seconds
     end = float(start + seconds)
     with _lock:
@@ -44,7 +47,11 @@ def budget_take(
             _leases[key] = (start, left - 1)
             return True, end
     size = lease_size(limit)
-    handed_out = count(f"{key}:{start}", seconds + 1, store=store, by=size)
+    handed_out = shared(
+        name,
+        lambda shared_store: count(f"{key}:{start}", seconds + 1, store=shared_store, by=size),
+        store=store,
+    )
     before = handed_out - size  # what the other leases of this window hold
     if before >= limit:
         return False, end

@@ -15,6 +15,7 @@ from config.tasks import task
 from payments.assets import get_asset
 from payments.errors import DomainError
 from payments.models import Company, DepositAddress, DerivationCounter
+from payments.throttle import SHARED_CACHE_FAILURES
 
 logger = logging.getLogger(__name__)
 
@@ -58,11 +59,7 @@ def deposit_address_allocate(*, company: Company, code: str, owner: str) -> Depo
             raise AddressesNotReady(
                 f"New {asset.code} deposit addresses are being prepared on the node; try again in a minute."
             )
-        if (
-            limit is not None
-            and limit - index < WATCH_AHEAD // 2
-            and cache.add(KICK_KEY.format(asset.code), 1, 30)
-        ):
+        if limit is not None and limit - index < WATCH_AHEAD // 2 and _first_ask(asset.code):
             transaction.on_commit(partial(_ask_to_watch, asset.code))  # once per 30 s, not per address
         counter.next_index += 1
         address, tag = backend.new_deposit_address(company, asset.code, index)
@@ -81,6 +78,18 @@ def deposit_address_allocate(*, company: Company, code: str, owner: str) -> Depo
             continue  # taken already (e.g. a key configured for two families): skip the index, never reuse
         counter.save(update_fields=["next_index"])
         return allocated
+
+
+def _first_ask(code: str) -> bool:
+    """The first ask for `code`'s extension in 30 s. The cache down (Redis, the broker's host too): no ask,
+    beat's chain scan extends the range all the same; the address is handed out either way."""
+    try:
+        return bool(cache.add(KICK_KEY.format(code), 1, 30))
+    except SHARED_CACHE_FAILURES as exc:
+        logger.warning(
+            "%s: the cache failed (%s: %s); the chain scan extends the range", code, type(exc).__name__, exc
+        )
+        return False
 
 
 def _ask_to_watch(code: str) -> None:

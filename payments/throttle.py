@@ -15,18 +15,81 @@ password must not be confirmed. A success clears only the (username, IP) pair: c
 counter would let an attacker keep spraying by logging in to an account of their own between guesses, and
 the account's counter is cleared by a password reset (`clear_account`), the owner's way back in when
 someone else has run it up (docs/security.md).
+
+A throttle that cannot count must not take the site down: when the shared cache fails (Redis down or
+unreachable), every counter here and in payments.budgets counts in this process's memory instead, with
+the same limits (`shared`). Each process then enforces them on its own until Redis answers again; it says
+so in a warning (at most one a minute) and in the metric `kassa_throttle_local_counts_total`.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
+import threading
 import time
+from collections.abc import Callable
+from typing import TypeVar
 
 from django.conf import settings
 from django.core.cache import DEFAULT_CACHE_ALIAS, cache, caches
 from django.core.cache.backends.base import BaseCache
+from django.core.cache.backends.locmem import LocMemCache
 from django.core.cache.backends.redis import RedisCache
 from django.http import HttpRequest
+from redis.exceptions import RedisError
+
+from config import metrics
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+# What a shared cache that cannot be reached raises: redis-py's errors (refused, timed out, reset), and
+# the socket's own for any other backend.
+SHARED_CACHE_FAILURES = (RedisError, OSError)
+WARNING_SECONDS = 60.0  # at most one warning per process this often while the shared cache fails
+# After a failure the shared cache is left alone this long: an unreachable Redis costs its connect timeout
+# once per this many seconds, not on every request.
+RETRY_SECONDS = 5.0
+
+# This process's counters while the shared cache fails (bounded: past MAX_ENTRIES a third are dropped).
+local = LocMemCache("kassa-throttle-local", {"TIMEOUT": None, "OPTIONS": {"MAX_ENTRIES": 100_000}})
+_state = {"down_until": float("-inf"), "warned_at": float("-inf"), "since_warning": 0}
+_state_lock = threading.Lock()
+
+
+def shared(throttle: str, operation: Callable[[BaseCache], T], *, store: BaseCache = cache) -> T:
+    """`operation` on the shared cache `store`; when that fails, and for RETRY_SECONDS after, on this
+    process's own counters (`local`), logged and counted (`throttle` names it in the metric)."""
+    if time.monotonic() >= _state["down_until"]:
+        try:
+            return operation(store)
+        except SHARED_CACHE_FAILURES as exc:
+            _counted_locally(throttle, exc)
+            return operation(local)
+    _counted_locally(throttle, None)
+    return operation(local)
+
+
+def _counted_locally(throttle: str, exc: Exception | None) -> None:
+    metrics.throttle_counted_locally(throttle)
+    now = time.monotonic()
+    with _state_lock:
+        if exc is not None:
+            _state["down_until"] = now + RETRY_SECONDS
+        _state["since_warning"] += 1
+        if exc is None or now - _state["warned_at"] < WARNING_SECONDS:
+            return
+        counted, _state["warned_at"], _state["since_warning"] = _state["since_warning"], now, 0
+    logger.warning(
+        "the shared cache failed (%s: %s): rate limits count in this process only (%s; %d local count(s) "
+        "since the last warning)",
+        type(exc).__name__,
+        exc,
+        throttle,
+        counted,
+    )
 
 
 def _limit() -> int:
@@ -95,20 +158,21 @@ def _is_full(values: dict[str, object], key: str, limit: int, seconds: int) -> b
     return int(str(values.get(key) or 0)) >= limit
 
 
-def _record(key: str, seconds: int) -> int:
+def _record(store: BaseCache, key: str, seconds: int) -> int:
     """Count one event in `key`'s window, opening a new window when the last one ended; the new count.
     The window starts at its first event and is not extended by later ones."""
-    since = cache.get(f"{key}:since")
+    since = store.get(f"{key}:since")
     if since is None or _now() - float(since) >= seconds:
-        cache.delete_many([key, f"{key}:since"])
-    cache.add(f"{key}:since", _now(), timeout=seconds + 1)
-    return count(key, seconds + 1)
+        store.delete_many([key, f"{key}:since"])
+    store.add(f"{key}:since", _now(), timeout=seconds + 1)
+    return count(key, seconds + 1, store=store)
 
 
 def is_locked(scope: str, username: str, ip: str) -> bool:
     """Any of the three counters of this attempt is at its limit (one cache round trip)."""
     counters = _counters(scope, username, ip)
-    values = cache.get_many([name for key, _ in counters for name in (key, f"{key}:since")])
+    names = [name for key, _ in counters for name in (key, f"{key}:since")]
+    values = shared(scope, lambda store: store.get_many(names))
     seconds = window_seconds()
     return any(_is_full(values, key, limit, seconds) for key, limit in counters)
 
@@ -116,14 +180,15 @@ def is_locked(scope: str, username: str, ip: str) -> bool:
 def record_failure(scope: str, username: str, ip: str) -> int:
     """Count one failure in each counter; the (username, IP) pair's new count."""
     seconds = window_seconds()
-    counts = [_record(key, seconds) for key, _ in _counters(scope, username, ip)]
+    keys = [key for key, _ in _counters(scope, username, ip)]
+    counts = shared(scope, lambda store: [_record(store, key, seconds) for key in keys])
     return counts[0]
 
 
 def clear(scope: str, username: str, ip: str) -> None:
     """A success: the pair's count ends (never the address's, nor the account's: see the docstring)."""
     key = _key(scope, username, ip)
-    cache.delete_many([key, f"{key}:since"])
+    shared(scope, lambda store: store.delete_many([key, f"{key}:since"]))
 
 
 def clear_account(username: str, ip: str, scopes: tuple[str, ...]) -> None:
@@ -132,13 +197,15 @@ def clear_account(username: str, ip: str, scopes: tuple[str, ...]) -> None:
     keys = [_account_key(scope, username) for scope in scopes] + [
         _key(scope, username, ip) for scope in scopes
     ]
-    cache.delete_many([name for key in keys for name in (key, f"{key}:since")])
+    names = [name for key in keys for name in (key, f"{key}:since")]
+    shared("password-reset", lambda store: store.delete_many(names))
 
 
 def allow(scope: str, ident: str, limit: int, seconds: int) -> bool:
     """Count one event for `ident` (an e-mail, an address) in `scope`; False once the window since its
     first event holds more than `limit`. For budgets of mail and sign-ups, not for secrets."""
-    return _record(f"dashboard:{scope}:{_hash(ident.strip().lower())}", seconds) <= limit
+    key = f"dashboard:{scope}:{_hash(ident.strip().lower())}"
+    return shared(scope, lambda store: _record(store, key, seconds)) <= limit
 
 
 def mail_allowed(email: str) -> bool:

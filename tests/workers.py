@@ -52,10 +52,12 @@ def start_worker(
     *,
     concurrency: int = 4,
     queues: str = "webhooks,payouts,chain,housekeeping",
+    beat: bool = True,
+    include: str = "",
     **extra: str,
 ) -> subprocess.Popen[bytes]:
-    """A worker with embedded beat (-B), in its own process group so the whole tree can be killed; it
-    consumes every queue unless told which."""
+    """A worker with embedded beat (-B) unless told not, in its own process group so the whole tree can be
+    killed; it consumes every queue unless told which, and imports the task modules `include` names too."""
     log = open(var_dir / log_name, "wb")  # noqa: SIM115 - closed with the process by the caller's stop()
     return subprocess.Popen(
         [
@@ -65,13 +67,12 @@ def start_worker(
             "-A",
             "config",
             "worker",
-            "-B",
+            *(["-B", "--schedule", str(var_dir / f"{log_name}.beat")] if beat else []),
+            *(["--include", include] if include else []),
             "--concurrency",
             str(concurrency),
             "--loglevel",
             "INFO",
-            "--schedule",
-            str(var_dir / f"{log_name}.beat"),
             "--hostname",
             f"{log_name}@%h",
             "--queues",
@@ -95,6 +96,14 @@ def kill_tree(process: subprocess.Popen[bytes], sig: int = signal.SIGKILL) -> No
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=10)
+
+
+def process_gone(pid: int) -> bool:
+    """No such process, or a zombie (ended, waiting for its parent, or init, to reap it)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
 
 
 def wait_for(condition: Callable[[], bool], timeout: float) -> bool:

@@ -27,7 +27,6 @@ from collections.abc import Sequence
 from datetime import timedelta
 
 from django.conf import settings
-from django.core.cache import cache
 from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
@@ -50,6 +49,7 @@ from chains.house import house_book_network_fee
 from chains.models import ChainTx, ChainTxStatus
 from chains.nonces import nonce_take
 from chains.wallets import payout_wallets_read
+from config import locks
 from config.tasks import task
 from payments.assets import get_asset
 from withdrawals import services
@@ -64,7 +64,6 @@ BROADCAST_TASK = "withdrawals.tasks.payout_broadcast"
 # A transaction in one of these may still confirm: its withdrawals are never planned again meanwhile.
 LIVE = [ChainTxStatus.SIGNED, ChainTxStatus.BROADCAST, ChainTxStatus.CONFIRMED]
 SENT = {Outcome.ACCEPTED, Outcome.ALREADY_KNOWN, Outcome.ALREADY_MINED}
-PLAN_LEASE_SECONDS = 300
 PLAN_BATCHES = 20  # batches per plan run; the monitor's next run takes the rest
 
 
@@ -82,14 +81,13 @@ def _due(code: str) -> list[Withdrawal]:
 
 
 def payout_plan(code: str) -> list[int]:
-    """Plan, sign and store the due withdrawals of `code`; returns the ids of the stored transactions."""
-    lease = f"payout-plan:{code}"
-    if not cache.add(lease, "1", timeout=PLAN_LEASE_SECONDS):
-        return []  # another planner runs for this code; what it leaves is planned by the next run
-    try:
+    """Plan, sign and store the due withdrawals of `code`; returns the ids of the stored transactions. One
+    planner per code at a time, under a lock that dies with its holder (config.locks): a planner killed
+    mid-plan holds up no payout."""
+    with locks.held(f"payout-plan:{code}") as taken:
+        if not taken:
+            return []  # another planner runs for this code; what it leaves is planned by the next run
         return _plan(code)
-    finally:
-        cache.delete(lease)
 
 
 def _plan(code: str) -> list[int]:

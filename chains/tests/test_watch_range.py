@@ -12,6 +12,7 @@ from chains.scanning import WATCH_AHEAD, chain_watch
 from payments import deposit_addresses
 from payments.models import DepositAddress, DerivationCounter
 from tests.factories import InvoiceFactory
+from tests.outages import redis_down_caches
 
 pytestmark = pytest.mark.django_db
 
@@ -108,6 +109,19 @@ def test_near_the_end_of_the_range_the_extension_is_asked_for_once(
 
     assert (first.status_code, second.status_code) == (201, 201)
     assert node.sent == [(deposit_addresses.WATCH_TASK, ("ltc",))]
+
+
+def test_near_the_end_of_the_range_with_redis_down_the_address_is_handed_out_and_the_scan_extends(
+    api, node, settings, django_capture_on_commit_callbacks
+):
+    _handed_out(10, watched=10 + WATCH_AHEAD // 2 - 1)
+    settings.CACHES = redis_down_caches()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = _ask(api)
+
+    assert response.status_code == 201
+    assert node.sent == []  # the broker is on that Redis too: beat's chain scan extends the range
 
 
 def test_well_inside_the_range_nothing_is_asked(api, node, django_capture_on_commit_callbacks):

@@ -56,6 +56,12 @@ INVOICE_STATUSES = Counter(
     "Invoices that entered each status (created included): the final statuses, which no gauge counts",
     ["status"],
 )
+THROTTLE_LOCAL_COUNTS = Counter(
+    "kassa_throttle_local_counts",
+    "Rate-limit and failure counts this process kept in its own memory because the shared cache (Redis) "
+    "could not be reached, by throttle",
+    ["throttle"],
+)
 
 WEBHOOK_OUTCOMES = frozenset({"delivered", "retry", "failed", "skipped"})
 
@@ -81,6 +87,11 @@ def webhook_attempt(outcome: str) -> None:
     if outcome not in WEBHOOK_OUTCOMES:
         raise ValueError(f"unknown webhook outcome {outcome!r}")
     _on_commit(1, WEBHOOK_ATTEMPTS.labels(outcome=outcome))
+
+
+def throttle_counted_locally(throttle: str) -> None:
+    """A throttle counted one event in this process's memory: the shared cache failed (payments.throttle)."""
+    _count((THROTTLE_LOCAL_COUNTS.labels(throttle=throttle),), 1)
 
 
 def _on_commit(amount: int, *counters: Any) -> None:

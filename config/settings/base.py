@@ -181,6 +181,9 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # CONN_MAX_AGE or CONN_HEALTH_CHECKS say so, as Django does around each request.
 CELERY_DB_REUSE_MAX = 1000
 CELERY_TASK_IGNORE_RESULT = True
+# A worker told to stop (SIGTERM, SIGINT) waits this long for its running tasks, then kills them and exits
+# (config.celery): a task that hangs never keeps a worker, or its broker's files, alive.
+WORKER_SHUTDOWN_SECONDS = env.float("WORKER_SHUTDOWN_SECONDS", default=20)
 # Tasks that take their work from the database (the webhook dispatcher, the payout planner) are woken by one
 # waiting message, not one per commit (config/wakeup.py): a flag in the cache says a message waits, so the
 # cache must be shared by every process, which Redis is and local memory is not.

@@ -43,7 +43,9 @@ class PublicInvoiceThrottle(SimpleRateThrottle):
         if limit is None or duration is None:
             return True
         key = self.get_cache_key(request, view)
-        allowed, self.window_end = budget_take(key, limit, duration, now=self.timer(), store=self.cache)
+        allowed, self.window_end = budget_take(
+            key, limit, duration, now=self.timer(), name=self.scope, store=self.cache
+        )
         return allowed
 
     def wait(self) -> float:

@@ -92,7 +92,7 @@ class ApiTokenThrottle(BaseThrottle):
         limit, seconds = rate
         self.now = _clock()
         allowed, self.window_end = budget_take(
-            f"api-budget:{credential.budget_key}", limit, seconds, now=self.now
+            f"api-budget:{credential.budget_key}", limit, seconds, now=self.now, name="api_token"
         )
         return allowed
 

@@ -38,7 +38,7 @@ class Process:
         budgets._leases.clear()
         budgets._leases.update(self.leases)
         try:
-            allowed, _ = budgets.budget_take(key, limit, 60, now=now, store=self.store)
+            allowed, _ = budgets.budget_take(key, limit, 60, now=now, name="test", store=self.store)
         finally:
             self.leases = dict(budgets._leases)
             budgets._leases.clear()

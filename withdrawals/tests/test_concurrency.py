@@ -7,7 +7,6 @@ from collections.abc import Callable
 from decimal import Decimal
 
 import pytest
-from django.core.cache import cache
 from django.db import connection
 
 from payments.ledger import ledger_verify
@@ -102,11 +101,10 @@ def test_concurrent_planners_and_broadcasts_of_one_withdrawal_send_once(merchant
     fund(merchant.company, "btc", "1")
     uid = withdraw(api, item()).json()[0]["uid"]
 
-    def plan_without_the_lease() -> list[int]:
-        cache.delete("payout-plan:btc")  # the store step's row locks alone must keep it to one plan
-        return payouts._plan("btc")
+    def plan_without_the_lock() -> list[int]:
+        return payouts._plan("btc")  # the store step's row locks alone must keep it to one plan
 
-    planned = run_together([plan_without_the_lease for _ in range(8)])
+    planned = run_together([plan_without_the_lock for _ in range(8)])
     assert not [o for o in planned if isinstance(o, Exception)], planned
     (chain_tx_id,) = [pk for result in planned for pk in result]
     outcomes = run_together([lambda: tasks.payout_broadcast(chain_tx_id) for _ in range(8)])
