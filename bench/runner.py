@@ -46,6 +46,7 @@ def _run() -> int:
     setup_django()
     # Registers the kinds, after Django is configured: the in-process ones, then the worker processes.
     import bench.benchmarks
+    import bench.latency
     import bench.workers  # noqa: F401
 
     kinds = _selected()
