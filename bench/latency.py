@@ -65,6 +65,7 @@ def webhook_latency(ctx: BenchContext) -> list[Result]:
     results: list[Result] = []
     with WebhookReceiver(secret=company_signing_secret(company), keep_alive=True) as receiver:
         company_set_webhook_url(company_id=company.pk, url=receiver.url)
+        company.refresh_from_db()  # its URL decides whether an event is to be delivered
         try:
             with log_path.open("w") as log, _workers(1, log, concurrency=os.cpu_count() or 1):
                 for phase, during in ((IDLE, None), (LOADED, load)):
@@ -76,7 +77,7 @@ def webhook_latency(ctx: BenchContext) -> list[Result]:
         finally:
             company_set_webhook_url(company_id=company.pk, url="")
     for result in results:
-        if result.failures:
+        if any("not received" in failure for failure in result.failures):  # the worker's story, if it has one
             result.failures.append(f"worker log: {log_path.read_text(errors='replace')[-1500:]}")
     return results
 
