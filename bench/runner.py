@@ -50,6 +50,7 @@ def _run() -> int:
     process_log = _log_to_file()
     # Registers the kinds, after Django is configured: the in-process ones, then the worker processes.
     import bench.benchmarks
+    import bench.latency
     import bench.workers  # noqa: F401
 
     kinds = _selected()

@@ -104,8 +104,9 @@ def _deliver_all(company_id: UUID) -> tuple[float | None, list[str]]:
 
 
 @contextmanager
-def _workers(count: int, log: IO[str]) -> Iterator[None]:
-    """`count` webhook workers of one process each, ready to consume before the block runs."""
+def _workers(count: int, log: IO[str], *, concurrency: int = 1) -> Iterator[None]:
+    """`count` webhook workers of `concurrency` processes each (one unless told), ready to consume before
+    the block runs."""
     from config.celery import app
 
     # What earlier kinds left in the queue (the HTTP rows create invoices and withdrawals while a webhook URL
@@ -118,7 +119,7 @@ def _workers(count: int, log: IO[str]) -> Iterator[None]:
             [
                 sys.executable,
                 *("-m", "celery", "-A", "config", "worker", "--queues", "webhooks"),
-                *("--concurrency", "1", "--hostname", name, "--loglevel", "WARNING"),
+                *("--concurrency", str(concurrency), "--hostname", name, "--loglevel", "WARNING"),
                 *("--without-gossip", "--without-mingle"),
             ],
             cwd=BASE_DIR,

@@ -103,7 +103,8 @@ def company_rotate_token(*, company_id: UUID | str) -> str:
 
 def _replace_signing_secret(company: Company, secret: str, overlap: timedelta | None) -> None:
     """The new secret signs from now on; the old one signs beside it for `overlap` (default: the
-    WEBHOOK_SECRET_OVERLAP_HOURS setting), so receivers can switch without rejecting a webhook."""
+    WEBHOOK_SECRET_OVERLAP_HOURS setting), keeping the `signature` header until then (webhooks.signing), so
+    receivers can switch without rejecting a webhook."""
     overlap = timedelta(hours=settings.WEBHOOK_SECRET_OVERLAP_HOURS) if overlap is None else overlap
     if overlap > timedelta(0):
         company.previous_signing_secret_encrypted = company.signing_secret_encrypted

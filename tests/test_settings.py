@@ -147,3 +147,25 @@ def test_email_url_configures_the_smtp_server(tmp_path):
         "True",
         "10",
     ]
+
+
+def test_the_embedded_defaults_workers_look_for_messages_ten_times_a_second(tmp_path):
+    """The filesystem broker is polled: kombu's default 1 s sleep between listings was paid at every hop of a
+    webhook (wake-up, delivery message, the next event of its object), seconds from commit to delivery."""
+    code = (
+        "from config.celery import app; "
+        "connection = app.connection_for_read(); "
+        "print(connection.transport.driver_type, connection.transport.polling_interval)"
+    )
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.dev", "KASSA_VAR_DIR": str(tmp_path)}
+    env.pop("REDIS_URL", None)
+    result = subprocess.run(
+        [sys.executable, "-c", f"import django; django.setup(); {code}"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+
+    assert result.stdout.split() == ["filesystem", "0.1"]

@@ -74,11 +74,20 @@ _EVENT, _ATTEMPT, _COMPANY = (model._meta.db_table for model in (WebhookEvent, W
 # Claimable by a message: pending, due, the lease free or held by the poller for this very message.
 _CLAIMABLE = """status = %s AND next_attempt_at <= %s
     AND (lease_expires_at IS NULL OR lease_expires_at <= %s OR lease_token = %s)"""
+
+
 # Held back: an earlier event of its object still waits for its first attempt. Events of an object go out in
 # order, but only first attempts hold later ones back: a failing one never blocks them for its retry schedule.
-_HELD_BACK = f"""EXISTS (SELECT 1 FROM {_EVENT} AS earlier WHERE earlier.company_id = {_EVENT}.company_id
-    AND earlier.family = {_EVENT}.family AND earlier.object_id = {_EVENT}.object_id AND earlier.status = %s
-    AND earlier.attempt_count = 0 AND earlier.created_at < {_EVENT}.created_at)"""  # noqa: S608
+def _held_back(of: str, *, but: str = "") -> str:
+    """The condition, for the event `of` (a table or alias); `but`, an event that no longer counts (its
+    attempt is being recorded by the same statement, which still sees it as it was)."""
+    besides = f" AND earlier.id <> {but}" if but else ""
+    return f"""EXISTS (SELECT 1 FROM {_EVENT} AS earlier WHERE earlier.company_id = {of}.company_id
+    AND earlier.family = {of}.family AND earlier.object_id = {of}.object_id AND earlier.status = %s
+    AND earlier.attempt_count = 0 AND earlier.created_at < {of}.created_at{besides})"""  # noqa: S608
+
+
+_HELD_BACK = _held_back(_EVENT)
 # The claim, atomic by itself: the lease of a claimable event not held back, and what the delivery needs, with
 # the URL and signing-secret columns of its company by subqueries (SQLite's RETURNING names no other table).
 # What the delivery reads of the company: its URL and what payments.services' signing-secret helpers read.
@@ -101,8 +110,19 @@ _CLAIM_SQL = _claim_sql()
 # worker dies holding a durable lease. Only the claimed row's transaction is relaxed (set_config's is_local).
 _CLAIM_SQL_POSTGRES = _claim_sql("set_config('synchronous_commit', 'off', true) = 'off' AND ")
 # When the claim took nothing (the rare path), the message is sent again, backing off, while the event is held
-# back, or if it has become claimable since (the earlier event's first attempt was recorded in between).
+# back, or if it has become claimable since (the earlier event's first attempt was recorded in between). The
+# backoff is only the fallback: the attempt that ends the wait releases the next event at once (`_NEXT_SQL`).
 _RESEND_SQL = f"SELECT 1 FROM {_EVENT} WHERE id = %s AND ({_HELD_BACK} OR {_CLAIMABLE})"  # noqa: S608
+# Once the first attempt of an event is recorded (or the event skipped), the next event of its object that it
+# held back, if nothing else holds it: its id and the lease token of the message that reserved it (the claim
+# accepts that token), so a message sent at once claims it instead of waiting for its own backoff. `ended`
+# is read as the statement found it: on PostgreSQL the record's statement, before its own update.
+_NEXT_SQL = f"""SELECT later.id, later.lease_token FROM {_EVENT} AS ended JOIN {_EVENT} AS later
+    ON later.company_id = ended.company_id AND later.family = ended.family
+    AND later.object_id = ended.object_id
+    WHERE ended.id = %s AND ended.attempt_count = 0 AND later.created_at > ended.created_at
+    AND later.status = %s AND later.attempt_count = 0 AND NOT {_held_back("later", but="ended.id")}
+    ORDER BY later.created_at LIMIT 1"""  # noqa: S608
 
 
 def _claim(event_id: UUID | str, token: UUID | None) -> WebhookEvent | None:
@@ -134,8 +154,10 @@ def _written(value: Any) -> Any:
     return connection.ops.adapt_datetimefield_value(value) if isinstance(value, datetime) else value
 
 
-# A later event of an object waits for the earlier one's first attempt: 1, 2, 4 ... s, then every this many
-# seconds, backing off: an earlier event whose message was lost (it waits for the poller) never makes it spin.
+# A later event of an object waits for the earlier one's first attempt, which releases it when it ends
+# (`_release_next`). Its own message only backs off meanwhile, 1, 2, 4 ... s, then every this many seconds:
+# the fallback for a release that never came (its message lost, or a race with the earlier event's record),
+# so an earlier event whose message was lost (it waits for the poller) never makes it spin.
 ORDER_WAIT_MAX_SECONDS = 30
 
 
@@ -173,6 +195,15 @@ def webhook_deliver(
         return _record(event, url, {}, failed)
     headers = delivery_headers(secret, str(event.pk), body, previous=previous)
     return _record(event, url, headers, webhook_post(url, body, headers))
+
+
+def _release(next_id: Any, token: Any) -> None:
+    """A message, after the caller's commit, for the event `_NEXT_SQL` found (its id and lease token; None
+    when there is none): its wait for the earlier event is over."""
+    if next_id is None:
+        return
+    args = (str(UUID(str(next_id))), str(UUID(str(token))) if token else None)  # SQLite reads UUIDs as hex
+    task(DELIVER_TASK).apply_async_on_commit(args)
 
 
 def delivery_headers(
@@ -262,11 +293,13 @@ _ATTEMPT_FIELDS = [f for f in WebhookAttempt._meta.fields if f.name not in ("id"
 _INSERT_SQL = f"INSERT INTO {_ATTEMPT} (number, {', '.join(str(f.column) for f in _ATTEMPT_FIELDS)})"
 _VALUES = ", ".join(["%s"] * len(_ATTEMPT_FIELDS))
 # PostgreSQL: both UPDATEs and the INSERT in one statement, atomic by itself; `theirs` runs if `ours` did not.
+# The same statement finds the next event of the object to release (`_NEXT_SQL`), when the attempt is ours.
 _RECORD_SQL = f"""WITH ours (number, mine) AS ({_OURS_SQL}),
     theirs AS ({_THEIRS_SQL} AND NOT EXISTS (SELECT 1 FROM ours) RETURNING attempts_recorded, FALSE),
     numbered (number, mine) AS (SELECT * FROM ours UNION ALL SELECT * FROM theirs),
     attempt AS ({_INSERT_SQL} SELECT number, {_VALUES} FROM numbered RETURNING id)
-    SELECT attempt.id, number, mine FROM attempt, numbered"""  # noqa: S608
+    SELECT attempt.id, number, mine, released.id, released.lease_token FROM attempt, numbered
+    LEFT JOIN LATERAL ({_NEXT_SQL}) AS released ON numbered.mine"""  # noqa: S608
 
 
 def _record(event: WebhookEvent, url: str, headers: dict[str, str], result: PostResult) -> WebhookAttempt:
@@ -283,17 +316,23 @@ def _record(event: WebhookEvent, url: str, headers: dict[str, str], result: Post
     outcome["response_excerpt"] = outcome.pop("excerpt")
     attempt = WebhookAttempt(event_id=event.pk, url=url, request_headers=headers, **outcome)
     values = [f.get_db_prep_save(getattr(attempt, f.attname), connection) for f in _ATTEMPT_FIELDS]
+    following = [event.pk, pending, pending]  # `_NEXT_SQL`'s
     if connection.vendor == "postgresql":
-        rows = _execute(_RECORD_SQL, [*ours, event.pk, *values])
+        rows = _execute(_RECORD_SQL, [*ours, event.pk, *values, *following])
     else:  # SQLite has no data-modifying WITH: the same statements, one by one in a transaction
         with transaction.atomic():
+            # Before the update, as PostgreSQL's statement reads it.
+            released = next(iter(_execute(_NEXT_SQL, following)), (None, None))
             theirs = f"{_THEIRS_SQL} RETURNING attempts_recorded, FALSE"
             numbered = _execute(_OURS_SQL, ours) or _execute(theirs, [event.pk])
             insert = f"{_INSERT_SQL} VALUES (%s, {_VALUES}) RETURNING id"
-            rows = [(*_execute(insert, [number, *values])[0], number, mine) for number, mine in numbered]
+            rows = [
+                (*_execute(insert, [number, *values])[0], number, mine, *(released if mine else (None, None)))
+                for number, mine in numbered
+            ]
     if not rows:
         raise WebhookEvent.DoesNotExist(f"webhook event {event.pk} was deleted while it was being delivered")
-    attempt.pk, attempt.number, mine = rows[0]
+    attempt.pk, attempt.number, mine, *released_row = rows[0]
     attempt._state.adding = False
     metrics.webhook_attempt("delivered" if result.succeeded else "retry" if delay is not None else "failed")
     if mine and delay is None and not result.succeeded:
@@ -301,10 +340,13 @@ def _record(event: WebhookEvent, url: str, headers: dict[str, str], result: Post
     elif mine and delay is not None and delay <= settings.WEBHOOK_COUNTDOWN_MAX_SECONDS:
         # Short waits ride on a countdown message; long ones are found by the poller.
         task(DELIVER_TASK).apply_async_on_commit((str(event.pk),), countdown=delay + 0.5)
+    _release(*released_row)
     return attempt
 
 
 def _finish_without_url(event_id: UUID, token: UUID | None) -> None:
-    WebhookEvent.objects.filter(pk=event_id, lease_token=token).update(
+    pending = WebhookEvent.Status.PENDING
+    if WebhookEvent.objects.filter(pk=event_id, lease_token=token).update(
         status=WebhookEvent.Status.SKIPPED, next_attempt_at=None, lease_token=None, lease_expires_at=None
-    )
+    ):
+        _release(*next(iter(_execute(_NEXT_SQL, [event_id, pending, pending])), (None, None)))

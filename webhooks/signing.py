@@ -37,21 +37,26 @@ def standard_signature(secret: str, webhook_id: str, timestamp: int, body: bytes
     return "v1," + base64.b64encode(digest).decode()
 
 
+# During a rotation's overlap: the new secret's `signature` value, beside the old one's in `signature`.
+NEXT_SIGNATURE_HEADER = "signature-next"
+
+
 def signed_headers(
     secret: str, webhook_id: str, timestamp: int, body: bytes, *, previous: str | None = None
 ) -> dict[str, str]:
-    """Signed with `secret`; during a rotation's overlap also with `previous`: a second `v1,` signature in
-    `webhook-signature`, and the old `signature` value in `signature-previous`, so a receiver that still
-    holds the old secret keeps verifying until it switches."""
+    """Signed with `secret`; during a rotation's overlap (`previous`, the secret before it) by both, so a
+    receiver holding either keeps verifying: two `v1,` signatures in `webhook-signature`, and `signature`
+    still made with the previous secret, the one receivers hold, the new secret's value travelling beside it
+    in `signature-next`. Once the overlap ends `signature` is the new secret's (docs/api.md, Rotating)."""
     headers = {
-        "signature": signature(secret, body),
+        "signature": signature(secret if previous is None else previous, body),
         "webhook-id": webhook_id,
         "webhook-timestamp": str(timestamp),
         "webhook-signature": standard_signature(secret, webhook_id, timestamp, body),
     }
     if previous is not None:
         headers["webhook-signature"] += " " + standard_signature(previous, webhook_id, timestamp, body)
-        headers["signature-previous"] = signature(previous, body)
+        headers[NEXT_SIGNATURE_HEADER] = signature(secret, body)
     return headers
 
 
@@ -73,8 +78,8 @@ def verify(
     All three `webhook-*` headers are required (a request stripped of them fails), the timestamp must be
     within `tolerance` seconds of now (an old request replayed fails), and one of the space-separated `v1,`
     signatures must match one of the secrets. The documented `signature` header covers the body only, so
-    it cannot stop a replay: when present it (or, during a rotation, `signature-previous`) must match as
-    well, never instead.
+    it cannot stop a replay: when present it (or, during a rotation, `signature-next`) must match as well,
+    never instead.
     """
     secrets = [secret] if isinstance(secret, str) else list(secret)
     lowered = {key.lower(): value for key, value in headers.items()}
@@ -92,8 +97,8 @@ def verify(
     if not any(hmac.compare_digest(given, want) for given in offered for want in expected):
         return False
     if "signature" in lowered:
-        # During a rotation `signature` is the new secret's and `signature-previous` the old one's: a receiver
-        # still holding only the old secret matches the second.
-        sent = [lowered[name] for name in ("signature", "signature-previous") if name in lowered]
+        # During a rotation `signature` is the old secret's and `signature-next` the new one's: a receiver
+        # already holding only the new secret matches the second.
+        sent = [lowered[name] for name in ("signature", NEXT_SIGNATURE_HEADER) if name in lowered]
         return any(hmac.compare_digest(given, signature(key, body)) for given in sent for key in secrets)
     return True

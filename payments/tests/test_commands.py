@@ -8,6 +8,7 @@ from rest_framework.test import APIClient
 from payments import keys
 from payments.models import Company
 from payments.services import company_rotate_token, company_signing_secret
+from payments.wire import iso_utc
 from security.models import AuditEvent
 
 pytestmark = pytest.mark.django_db
@@ -91,7 +92,18 @@ def test_rotate_signing_secret_by_company_number():
     rotated = json.loads(_run("rotate_signing_secret", "--company", "1", "--json"))
 
     assert rotated["signingSecret"] != created["signingSecret"]
-    assert company_signing_secret(Company.objects.get(number=1)) == rotated["signingSecret"]
+    company = Company.objects.get(number=1)
+    assert company_signing_secret(company) == rotated["signingSecret"]
+    # When `signature` switches to the new secret, which a receiver checking it alone must know.
+    assert rotated["overlapEndsAt"] == iso_utc(company.previous_signing_secret_until)
+
+
+def test_rotate_signing_secret_without_overlap_says_the_switch_is_now():
+    json.loads(_run("create_merchant", "--name", "A", "--email", "a@shop.test", "--json"))
+
+    rotated = json.loads(_run("rotate_signing_secret", "--company", "1", "--overlap-hours", "0", "--json"))
+
+    assert rotated["overlapEndsAt"] is None
 
 
 def test_rotate_for_unknown_company_is_a_clear_error():

@@ -447,6 +447,69 @@ def test_lost_message_after_claim_does_not_spin_later_events(merchant, receiver,
     assert settings.WEBHOOK_ENQUEUE_LEASE_SECONDS <= 60  # the lost message is given up on within a minute
 
 
+def _capture_with_options(monkeypatch) -> list[tuple[str, tuple, dict]]:
+    """Every task message sent from now on, as (task name, args, options such as `countdown`)."""
+    from config.celery_task import KassaTask
+
+    sent: list[tuple[str, tuple, dict]] = []
+    monkeypatch.setattr(
+        KassaTask,
+        "apply_async",
+        lambda self, args=None, kwargs=None, **options: sent.append((self.name, tuple(args or ()), options)),
+    )
+    return sent
+
+
+@pytest.mark.parametrize("first_reply", [Reply(status=500), Reply(status=200)])
+def test_the_end_of_an_attempt_releases_the_next_event_of_its_object_at_once(
+    merchant, receiver, monkeypatch, django_capture_on_commit_callbacks, first_reply
+):
+    """Three events of one invoice whose later messages raced ahead of the first: each attempt's end sends
+    the next event's message at once (no countdown), delivered or failed; no timer is waited for."""
+    receiver.replies = [first_reply]
+    statuses = ("created", "pending", "processing")
+    events = [publish(merchant.company, status=status, invoice_id="same") for status in statuses]
+    sent = _capture_with_options(monkeypatch)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.webhook_dispatch()  # one message per event, each reserved for its message
+    messages = {args[0]: args for _, args, _ in sent}
+    for later in events[1:]:
+        with django_capture_on_commit_callbacks(execute=True):
+            assert webhook_deliver(event_id=later.pk, lease_token=messages[str(later.pk)][1]) is None
+    del sent[:]  # the held-back messages' backoff re-sends: the fallback, not waited for here
+
+    released = []
+    for event in events:
+        args = (str(event.pk), messages[str(event.pk)][1])
+        with django_capture_on_commit_callbacks(execute=True):
+            attempt = webhook_deliver(event_id=args[0], lease_token=args[1])
+        assert attempt is not None
+        released.append([(args, options) for name, args, options in sent if name == DELIVER_TASK])
+        messages.update({args[0]: args for args, options in released[-1] if not options})
+        del sent[:]
+
+    assert [json.loads(got.body)["status"] for got in receiver.received] == list(statuses)
+    retry = [(args, options) for args, options in released[0] if options]  # the first one's own retry, if any
+    assert [args[0] for args, options in released[0] if not options] == [str(events[1].pk)]
+    assert [args[0] for args, options in released[1] if not options] == [str(events[2].pk)]
+    assert released[2] == []  # nothing after the last
+    assert len(retry) == (1 if first_reply.status == 500 else 0)
+
+
+def test_an_event_skipped_for_want_of_a_url_releases_the_next_of_its_object(
+    merchant, receiver, monkeypatch, django_capture_on_commit_callbacks
+):
+    first, later = (publish(merchant.company, status=s, invoice_id="same") for s in ("created", "pending"))
+    company_set_webhook_url(company_id=merchant.company.pk, url="")
+    sent = _capture_with_options(monkeypatch)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert webhook_deliver(event_id=first.pk) is None
+
+    assert sent == [(DELIVER_TASK, (str(later.pk), None), {})]
+    assert WebhookEvent.objects.get(pk=first.pk).status == "skipped"
+
+
 def test_a_failing_earlier_event_does_not_hold_back_the_next(merchant, receiver):
     receiver.replies = [Reply(status=500)]
     created = publish(merchant.company, status="created", invoice_id="same")

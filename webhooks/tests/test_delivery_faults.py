@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hmac
 import socket
 import threading
 from collections.abc import Iterator
@@ -209,8 +210,9 @@ def test_both_secrets_sign_during_rotation_overlap(merchant, settings):
     assert verify(old, got.body, got.headers)
     assert verify(new, got.body, got.headers)
     assert not verify("whsec_" + "A" * 43 + "=", got.body, got.headers)
-    assert got.headers["signature"] == signature(new, got.body)
-    assert got.headers["signature-previous"] == signature(old, got.body)
+    # `signature` keeps the secret receivers hold; the new one's value travels beside it.
+    assert got.headers["signature"] == signature(old, got.body)
+    assert got.headers["signature-next"] == signature(new, got.body)
 
 
 def test_old_secret_stops_signing_after_overlap(merchant, settings):
@@ -219,9 +221,41 @@ def test_old_secret_stops_signing_after_overlap(merchant, settings):
     old, new, got = _delivered_after_rotation(merchant, settings, overlap_over=True)
 
     assert len(got.headers["webhook-signature"].split()) == 1
-    assert "signature-previous" not in got.headers
+    assert "signature-next" not in got.headers
     assert verify(new, got.body, got.headers)
     assert not verify(old, got.body, {k: v for k, v in got.headers.items() if k != "signature"})
+
+
+def test_a_receiver_checking_signature_alone_keeps_verifying_across_a_rotation(merchant, settings):
+    """The recipe of the spec: `signature` checked against the one secret the receiver holds. It holds the
+    old secret until the overlap ends, then the new one; every webhook along the way passes it."""
+    from webhooks.receiver import Received, WebhookReceiver
+    from webhooks.signing import signature
+
+    def delivered(status: str) -> Received:
+        merchant.company.refresh_from_db()
+        webhook_deliver(event_id=publish(merchant.company, status=status).pk)
+        return receiver.received[-1]
+
+    def recipe(secret: str, got: Received) -> bool:
+        return hmac.compare_digest(got.headers["signature"], signature(secret, got.body))
+
+    settings.WEBHOOK_ALLOW_PRIVATE_HOSTS = True
+    old = merchant.signing_secret
+    with WebhookReceiver() as receiver:
+        company_set_webhook_url(company_id=merchant.company.pk, url=receiver.url)
+        before = delivered("created")
+        new = company_rotate_signing_secret(company_id=merchant.company.pk, overlap=timedelta(hours=24))
+        during = delivered("pending")
+        Company.objects.filter(pk=merchant.company.pk).update(
+            previous_signing_secret_until=timezone.now() - timedelta(seconds=1)
+        )
+        after = delivered("processing")
+
+    assert recipe(old, before) and "signature-next" not in before.headers
+    assert recipe(old, during) and not recipe(new, during)  # nobody has to switch at the rotation
+    assert during.headers["signature-next"] == signature(new, during.body)  # what to switch to
+    assert recipe(new, after) and "signature-next" not in after.headers  # the switch: the overlap's end
 
 
 def test_rotate_command_with_zero_overlap_drops_the_old_secret_at_once(merchant):

@@ -78,3 +78,15 @@ def test_verifier_accepts_any_of_several_signatures_and_secrets():
 
     assert verify([old, new], BODY, both, now=NOW)
     assert not verify(old, BODY, both, now=NOW)
+
+
+def test_during_an_overlap_signature_keeps_the_old_secret_and_signature_next_carries_the_new():
+    old, new = SECRET, "whsec_" + base64.b64encode(b"another key of thirty-two bytes!").decode()
+
+    headers = signed_headers(new, "evt", NOW, BODY, previous=old)
+
+    assert headers["signature"] == signature(old, BODY)
+    assert headers["signature-next"] == signature(new, BODY)
+    assert verify(old, BODY, headers, now=NOW) and verify(new, BODY, headers, now=NOW)
+    assert not verify(new, BODY, {**headers, "signature-next": "0" * 128}, now=NOW)
+    assert "signature-next" not in signed_headers(new, "evt", NOW, BODY)

@@ -38,7 +38,8 @@ TEST_RESULT = "webhook_test"
 
 
 _OVERLAP_NOTE = (
-    "Webhooks are signed with it from now on, and with the previous secret as well until the overlap ends."
+    "Until the overlap ends, the signature header stays the previous secret's and the new secret's value is "
+    "sent beside it in signature-next; then signature switches to the new secret (the time is below)."
 )
 
 

@@ -6,12 +6,15 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from payments.management.commands._merchant import add_company_arguments, find_company
 from payments.services import company_rotate_signing_secret
+from payments.wire import iso_utc
 
 
 class Command(BaseCommand):
     help = (
-        "Issue a new webhook signing secret for a company. Webhooks sent from now on are signed with it and, "
-        "for the overlap, with the previous one as well."
+        "Issue a new webhook signing secret for a company. Until the overlap ends, webhooks keep the "
+        "previous secret's `signature` and carry the new one's in `signature-next` (both sign "
+        "`webhook-signature`); from then on `signature` is the new secret's. Prints the secret and when "
+        "the overlap ends."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -31,7 +34,14 @@ class Command(BaseCommand):
             raise CommandError("--overlap-hours must be 0 to 720")
         overlap = None if hours is None else timedelta(hours=hours)
         secret = company_rotate_signing_secret(company_id=company.pk, overlap=overlap)
+        company.refresh_from_db(fields=["previous_signing_secret_until"])
+        until = company.previous_signing_secret_until
+        # When `signature` switches to the new secret: the moment a receiver checking it alone switches too.
+        ends = iso_utc(until) if until is not None else None
         if options["json"]:
-            self.stdout.write(json.dumps({"companyId": str(company.pk), "signingSecret": secret}))
+            self.stdout.write(
+                json.dumps({"companyId": str(company.pk), "signingSecret": secret, "overlapEndsAt": ends})
+            )
         else:
             self.stdout.write(f"signingSecret: {secret}")
+            self.stdout.write(f"overlapEndsAt: {ends or 'now (no overlap)'}")
