@@ -8,7 +8,8 @@ to back so that each waits for the one before it (docs/api.md, Order); a new inv
 `LATENCY_OBJECT_GAP_S`. A webhook's latency is its first arrival minus the moment before its commit. The
 rows are the p50 and p99 of those latencies, first on an idle instance, then while wrk drives `POST invoice`
 (the bench's HTTP load: 32 connections) for another merchant, whose events are recorded as skipped so that
-the load is the API's, not more webhooks. A p99 over its target (`LATENCY_TARGETS_S`) fails the row.
+the load is the API's, not more webhooks. A p99 over its target (`bench.targets.LATENCY_TARGETS_S`)
+misses the row's target.
 """
 
 from __future__ import annotations
@@ -36,12 +37,11 @@ LATENCY_STATUSES = ("created", "pending", "processing")
 LATENCY_OBJECT_GAP_S = 0.25
 LATENCY_WAIT_S = 60.0  # after the last commit, for the last arrivals
 IDLE, LOADED = "idle", "under load"
-LATENCY_TARGETS_S = {IDLE: 2.0, LOADED: 5.0}
 LOAD_ENDPOINT = "POST invoice"
 
 
 def latency_row_name(phase: str) -> str:
-    return f"webhook commit to delivery, {phase} (target p99 <= {LATENCY_TARGETS_S[phase]:g} s)"
+    return f"webhook commit to delivery, {phase}"
 
 
 @benchmark
@@ -165,8 +165,9 @@ def _arrivals(receiver: WebhookReceiver, committed: Mapping[str, float]) -> dict
 
 def latency_result(phase: str, committed: Mapping[str, float], arrived: Mapping[str, float]) -> Result:
     """The phase's row: webhooks delivered per second over the phase, the p50 and p99 of commit to first
-    arrival (ms); failed when a webhook never arrived or the p99 is over the phase's target."""
-    name, target_s = latency_row_name(phase), LATENCY_TARGETS_S[phase]
+    arrival (ms); failed when a webhook never arrived. Its target, a p99 at most the phase's
+    target (`bench.targets.LATENCY_TARGETS_S`), is judged with every other row's."""
+    name = latency_row_name(phase)
     latencies = sorted(arrived[key] - committed[key] for key in committed if key in arrived)
     failures = []
     if len(latencies) < len(committed):
@@ -176,8 +177,6 @@ def latency_result(phase: str, committed: Mapping[str, float], arrived: Mapping[
         return Result(name, None, failures=failures or ["no webhook published"])
     p50 = latencies[len(latencies) // 2]
     p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
-    if p99 > target_s:
-        failures.append(f"p99 {p99:.2f} s is over the target of {target_s:g} s")
     span = max(arrived[key] for key in committed if key in arrived) - min(committed.values())
     rate = len(latencies) / span if span > 0 else None
     return Result(name, rate, p50_ms=p50 * 1000, p99_ms=p99 * 1000, failures=failures)

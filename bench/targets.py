@@ -49,6 +49,9 @@ TARGETS: tuple[Target, ...] = (
     Target("expiry sweep", "<= 10 s (>= 10,000/s)", _rate_at_least(10_000)),
     Target("bulk withdraw", "<= 0.4 s (>= 2,500 items/s)", _rate_at_least(2500)),
 )
+# Commit to delivery of a webhook: a p99 of at most 2 s idle, 5 s under the HTTP load (bench/latency.py).
+LATENCY_PREFIX = "webhook commit to delivery, "
+LATENCY_TARGETS_S = {"idle": 2.0, "under load": 5.0}
 # The second worker process must add most of a worker's rate on two cores (1.0 = no gain, 2.0 = all).
 WORKERS_ROW = "webhook deliveries, 2 worker processes"
 WORKERS_FLOOR = 1.5
@@ -65,7 +68,12 @@ def judge(results: list[Result], *, http_rows: set[str], connections: int) -> li
     for result in results:
         parts: list[tuple[str, bool | None]] = []
         target = next((t for t in TARGETS if t.names(result.name)), None)
-        if result.name == WORKERS_ROW:
+        phase = result.name.removeprefix(LATENCY_PREFIX)
+        if result.name.startswith(LATENCY_PREFIX) and phase in LATENCY_TARGETS_S:
+            ceiling = LATENCY_TARGETS_S[phase]
+            held = None if result.p99_ms is None else result.p99_ms <= ceiling * 1000
+            parts.append((f"p99 <= {ceiling:g} s", held))
+        elif result.name == WORKERS_ROW:
             parts.append((f"{WORKERS_FLOOR:.1f}x of 1 process", _ratio_at_least(WORKERS_FLOOR)(result)))
         elif target is not None and target.text:
             parts.append((target.text, target.holds(result)))
