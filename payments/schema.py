@@ -167,7 +167,7 @@ class AmountFieldScheme(OpenApiSerializerFieldExtension):
 
         zero = isinstance(self.target, ThresholdField)
         pattern = decimal_pattern(whole=MAX_INTEGER_DIGITS, places=MAX_DECIMALS, positive=not zero)
-        text = f"{'At least 0' if zero else 'Greater than 0'}, as a decimal string; at most the asset's decimals."
+        text = f"{'At least 0' if zero else 'Above 0'}, a decimal string; at most the asset's decimals."
         return _money_schema(pattern, self.target.help_text or text)
 
 
@@ -186,43 +186,59 @@ def _enum(values: list[str], description: str) -> dict[str, Any]:
     return {"type": "string", "enum": values, "description": description}
 
 
-class CodeFieldScheme(OpenApiSerializerFieldExtension):
-    """A payment code this deployment offers, or runs on its sandbox chain (read when the document is
-    built: the enabled set). The server also takes any case; the document lists the canonical spelling."""
+# DRF's CharField refuses a NUL character in any text, and with trim_whitespace (the default) a text of
+# only whitespace is blank. (It refuses a lone surrogate too, which is not Unicode text: no client sends one,
+# and a range of surrogates is not a pattern every regex engine compiles.)
+TEXT_PATTERN = r"^[^\u0000]*$"
+NON_BLANK_TEXT_PATTERN = r"^[^\u0000]*[^\s\u0000][^\u0000]*$"
+PORT = r"(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
+URL_PATTERN = (
+    # The absolute http(s) URLs Django's URLValidator and the webhook guard take (a port from 1 to 65535),
+    # narrowed to plain ASCII host names.
+    r"^[Hh][Tt][Tt][Pp][Ss]?://[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+    rf"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{{0,61}}[A-Za-z0-9])?)?\.[A-Za-z]{{2,63}}(?::{PORT})?"
+    r"(?:/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*)?(?:\?[A-Za-z0-9._~!$&'()*+,;=:@%/?-]*)?$"
+)
+URL_OR_EMPTY = f"^(?:{URL_PATTERN[1:-1]})?$"  # "" clears the URL
+
+
+def _code_sets() -> dict[str, tuple[list[str], str]]:
+    """The sets a `StrictCharField(codes=...)` documents, as this deployment offers them now."""
+    from chains.base import offered_assets, sandbox_codes
+    from payments.assets import INVOICE_CURRENCIES
+
+    offered = [asset.code for asset in offered_assets()]
+    return {
+        "offered": (offered, "A payment code (asset + network)."),
+        "sandbox": (
+            [code for code in sandbox_codes() if code in offered],
+            "A payment code of the sandbox chain.",
+        ),
+        "base": (list(dict.fromkeys(asset.base for asset in offered_assets())), "An asset."),
+        "currency": (list(INVOICE_CURRENCIES), "An invoice currency."),
+    }
+
+
+class StrictCharFieldScheme(OpenApiSerializerFieldExtension):
+    """Codes as enums of the enabled set, read when the document is built (the server also takes any case;
+    the document lists the canonical spelling); URLs and other text with the pattern the field keeps."""
 
     target_class = "payments.api.fields.StrictCharField"
     match_subclasses = True
 
     def map_serializer_field(self, auto_schema, direction):  # type: ignore[no-untyped-def]
-        from chains.base import offered_codes, sandbox_codes
-
-        from chains.base import offered_assets
-        from payments.assets import INVOICE_CURRENCIES
-
-        codes = getattr(self.target, "codes", None)
-        if codes is None:
-            schema = auto_schema._map_serializer_field(self.target, direction, bypass_extensions=True)
-            if getattr(self.target, "url", False):
-                schema["pattern"] = URL_OR_EMPTY
-            return schema
-        offered = offered_codes()
-        values, text = {
-            "offered": (lambda: offered, "A payment code (asset + network)."),
-            "sandbox": (lambda: [code for code in sandbox_codes() if code in offered], "A sandbox payment code."),
-            "base": (lambda: list(dict.fromkeys(asset.base for asset in offered_assets())), "An asset."),
-            "currency": (lambda: list(INVOICE_CURRENCIES), "An invoice currency."),
-        }[codes]
-        return _enum(values(), self.target.help_text or text)
-
-
-URL_PATTERN = (
-    # The absolute http(s) URLs Django's URLValidator takes, narrowed to plain ASCII host names.
-    r"^[Hh][Tt][Tt][Pp][Ss]?://[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-    r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)?\.[A-Za-z]{2,63}(?::[0-9]{1,5})?"
-    r"(?:/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*)?(?:\?[A-Za-z0-9._~!$&'()*+,;=:@%/?-]*)?$"
-)
-
-URL_OR_EMPTY = f"^(?:{URL_PATTERN[1:-1]})?$"  # "" clears the URL
+        field = self.target
+        if field.codes is not None:
+            values, text = _code_sets()[field.codes]
+            return _enum(values, field.help_text or text)
+        schema = auto_schema._map_serializer_field(field, direction, bypass_extensions=True)
+        if field.url:
+            schema["pattern"] = URL_OR_EMPTY
+        elif field.trim_whitespace and not field.allow_blank:
+            schema["pattern"] = NON_BLANK_TEXT_PATTERN
+        else:
+            schema["pattern"] = TEXT_PATTERN
+        return schema
 
 
 class CodeKeyedObjectScheme(OpenApiSerializerFieldExtension):
