@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from chains.addresses import InvalidAddress, validate_address
 from chains.base import is_sandbox, sandbox_codes
@@ -112,17 +112,34 @@ def sandbox_mine(*, count: int = 1, codes: list[str] | None = None) -> dict[str,
     chosen = [_sandbox_asset(code) for code in codes] if codes else sandbox_codes()
     tips: dict[str, int] = {}
     for code in chosen:
-        with transaction.atomic():
-            # Lock the chain's tip by inserting above it; a concurrent miner of the same code retries.
-            tip = tip_height(code)
-            SandboxBlock.objects.bulk_create(
-                [SandboxBlock(code=code, height=tip + offset) for offset in range(1, count + 1)]
-            )
-            SandboxTransaction.objects.filter(code=code, block_height__isnull=True).update(
-                block_height=tip + 1
-            )
-        tips[code] = tip + count
+        tips[code] = _mine_blocks(code, count)
         chain_scan(code)
     for hook in after_blocks:
         hook(chosen)
     return tips
+
+
+def _mine_blocks(code: str, count: int) -> int:
+    """Add `count` blocks above the tip of `code`, the first taking its mempool; returns the new tip.
+
+    Miners of one code take turns on the row lock of its first block (the one row every miner finds: the
+    top moves) and read the tip only once they hold it; SQLite's IMMEDIATE transactions serialise them at
+    BEGIN. A chain without blocks has no row to lock: two first miners both insert height 1, and the loser
+    retries behind the winner's blocks.
+    """
+    for attempt in range(3):
+        try:
+            with transaction.atomic():
+                list(SandboxBlock.objects.select_for_update().filter(code=code).order_by("height")[:1])
+                tip = tip_height(code)
+                SandboxBlock.objects.bulk_create(
+                    [SandboxBlock(code=code, height=tip + offset) for offset in range(1, count + 1)]
+                )
+                SandboxTransaction.objects.filter(code=code, block_height__isnull=True).update(
+                    block_height=tip + 1
+                )
+            return tip + count
+        except IntegrityError:
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")

@@ -40,6 +40,9 @@ from withdrawals.models import IdempotencyKey
 
 HEADER = "Idempotency-Key"
 MAX_KEY_LENGTH = 255
+# Printable ASCII, as idempotency_key_check takes it; the document leaves out a space at either end, which
+# HTTP servers and clients strip from a header value.
+KEY_PATTERN = r"^[!-~](?:[ -~]*[!-~])?$"
 _POLL_SECONDS = 0.05
 
 

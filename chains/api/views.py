@@ -25,7 +25,7 @@ class SandboxDepositInputSerializer(serializers.Serializer):
     """The shape; the amount's decimals for its asset are sandbox_deposit's check."""
 
     address = StrictCharField(max_length=128)
-    asset = CodeField(max_length=16)
+    asset = CodeField(codes="sandbox", max_length=16)
     amount = AmountField()
     tag = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=64)
     outcome = serializers.ChoiceField(
@@ -71,7 +71,7 @@ class SandboxDepositApi(APIView):
 
 class SandboxBlocksInputSerializer(serializers.Serializer):
     count = serializers.IntegerField(min_value=1, max_value=sandbox.MAX_BLOCKS_PER_CALL, default=1)
-    asset = CodeField(required=False, max_length=16)
+    asset = CodeField(codes="sandbox", required=False, max_length=16)
 
 
 class SandboxBlocksApi(APIView):

@@ -11,6 +11,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # The PATCH bodies (auto-withdrawals, underpayment limits) require `assets`: not DRF's partial shape.
+    "COMPONENT_SPLIT_PATCH": False,
     # Several resources have a `status` with their own choices: name each enum after its model.
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

@@ -4,10 +4,11 @@ after what it describes (`Invoice`, not `InvoiceSchema`)."""
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema_serializer
+from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
 from invoices.models import Invoice
+from payments.api.fields import CodeKeyedField, ThresholdField
 from payments.api.schema_types import BaseAssetField, InvoiceCurrencyField, PaymentCodeField, money_string
 from payments.models import Deposit
 
@@ -120,8 +121,25 @@ class UnderpaymentLimitsSchema(serializers.Serializer):
     assets = serializers.DictField(child=_Limit())
 
 
+@extend_schema_field(
+    {
+        "type": "string",
+        "pattern": r"^0*(?:100(?:\.0+)?|[0-9]{1,2}(?:\.[0-9]{1,2}0*)?)$",
+        "description": "0 to 100, at most 2 decimals, as a decimal string.",
+    }
+)
+class _PercentageInput(serializers.CharField):
+    pass
+
+
+@extend_schema_serializer(component_name="UnderpaymentLimitInput")
+class _LimitInput(serializers.Serializer):
+    static = ThresholdField()
+    percentage = _PercentageInput()
+
+
 @extend_schema_serializer(component_name="UnderpaymentLimitsPatch")
 class UnderpaymentLimitsPatchSchema(serializers.Serializer):
-    assets = serializers.DictField(
-        child=_Limit(), help_text="Payment code -> limits; numbers or numeric strings. All or nothing."
+    assets = CodeKeyedField(
+        child=_LimitInput(), help_text="Payment code -> limits; numbers or numeric strings. All or nothing."
     )

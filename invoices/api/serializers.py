@@ -16,7 +16,7 @@ from invoices.rules import (
     item_price_check,
 )
 from invoices.selectors import invoice_deposits
-from payments.api.fields import CodeField, StrictCharField
+from payments.api.fields import CodeField, NonEmptyListSerializer, StrictCharField
 from payments.api.validation import text_accepted
 from payments.assets import BASE_ASSETS, get_asset, price_decimals
 from payments.errors import ValidationFailed, as_drf_error
@@ -43,6 +43,9 @@ class PriceField(serializers.DecimalField):
 class ItemInputSerializer(serializers.Serializer):
     name = StrictCharField(max_length=ITEM_NAME_MAX_LENGTH, allow_blank=True, trim_whitespace=False)
     price = PriceField()
+
+    class Meta:
+        list_serializer_class = NonEmptyListSerializer
 
 
 class CurrencyField(StrictCharField):
@@ -73,11 +76,13 @@ _ITEM_KEYS = frozenset({"name", "price"})
 
 
 class InvoiceCreateInputSerializer(serializers.Serializer):
-    invoiceCurrency = CurrencyField()
+    invoiceCurrency = CurrencyField(codes="currency")
     items = ItemInputSerializer(many=True, allow_empty=False)
     isMerchantPaysFee = StrictBooleanField(required=False, default=False)
     paymentCurrency = CodeField(required=False, allow_null=True, max_length=16)
-    redirectURL = RedirectUrlField(required=False, allow_null=True, allow_blank=True, max_length=2048)
+    redirectURL = RedirectUrlField(
+        url=True, required=False, allow_null=True, allow_blank=True, max_length=2048
+    )
 
     @staticmethod
     def direct_check(data: Any) -> dict[str, Any] | None:
@@ -112,7 +117,7 @@ class InvoiceCreateInputSerializer(serializers.Serializer):
 
 class InvoiceProceedInputSerializer(serializers.Serializer):
     clientEmail = serializers.EmailField(max_length=254)
-    paymentCurrency = StrictCharField(required=False, allow_null=True, max_length=16)
+    paymentCurrency = StrictCharField(codes="offered", required=False, allow_null=True, max_length=16)
 
     def to_internal_value(self, data: Any) -> Any:
         if isinstance(data, dict) and "clientEmail" in data and not isinstance(data["clientEmail"], str):

@@ -53,7 +53,7 @@ class UnderpaymentLimitsApi(APIView):
 
 
 class RedirectUrlInputSerializer(serializers.Serializer):
-    redirectURL = RedirectUrlField(allow_null=True, allow_blank=True, max_length=2048)
+    redirectURL = RedirectUrlField(url=True, allow_null=True, allow_blank=True, max_length=2048)
 
 
 @extend_schema_serializer(component_name="RedirectUrl")

@@ -24,7 +24,7 @@ from payments.wire import TimestampField
 class StaticDepositInputSerializer(serializers.Serializer):
     internal_user_id = StrictCharField(max_length=128)
     email = serializers.EmailField(required=False, allow_blank=True, allow_null=True, max_length=254)
-    asset = StrictCharField(max_length=16)
+    asset = StrictCharField(codes="base", max_length=16)
     network = CodeField(max_length=16)
 
 

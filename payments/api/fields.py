@@ -14,7 +14,16 @@ from payments.money import MAX_DECIMALS, MAX_DIGITS, InvalidAmount, amount_input
 
 
 class StrictCharField(serializers.CharField):
-    """A string that must arrive as a JSON string (CharField alone would turn 42 into "42")."""
+    """A string that must arrive as a JSON string (CharField alone would turn 42 into "42").
+
+    For the document (payments/schema.py), `codes` names the set it takes ("offered" payment codes, those
+    on the "sandbox" chain, "base" assets, invoice "currency" codes), `url` an absolute http(s) URL or "";
+    the check stays the field's (CodeField) or the service's that takes it.
+    """
+
+    def __init__(self, *, codes: str | None = None, url: bool = False, **kwargs: Any) -> None:
+        self.codes, self.url = codes, url
+        super().__init__(**kwargs)
 
     def to_internal_value(self, data: Any) -> str:
         if not isinstance(data, str):
@@ -25,12 +34,23 @@ class StrictCharField(serializers.CharField):
 class CodeField(StrictCharField):
     """A payment code, matched case-insensitively; unknown codes are `unsupported_asset`."""
 
+    def __init__(self, *, codes: str = "offered", **kwargs: Any) -> None:
+        super().__init__(codes=codes, **kwargs)
+
     def to_internal_value(self, data: Any) -> str:
         value = super().to_internal_value(data)
         try:
             return require_offered(value).code
         except UnsupportedAsset as exc:
             raise serializers.ValidationError(exc.detail, code=UnsupportedAsset.code) from exc
+
+
+class CodeKeyedField(serializers.DictField):
+    """For the schema: an object whose keys are offered payment codes (the view checks them)."""
+
+
+class NonEmptyListSerializer(serializers.ListSerializer):
+    """For the schema: a list of at least one item (the field has allow_empty=False)."""
 
 
 class WireDecimalField(serializers.DecimalField):

@@ -5,12 +5,14 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
+from payments.api.fields import StrictCharField
+
 
 class WebhookUrlInputSerializer(serializers.Serializer):
     # null or "" clears the URL (docs/decisions.md). The URL itself is checked by the service
     # (company_set_webhook_url: the SSRF guard, which may resolve the host), once.
-    webHookUrl = serializers.CharField(
-        allow_null=True, allow_blank=True, trim_whitespace=True, max_length=2048
+    webHookUrl = StrictCharField(
+        url=True, allow_null=True, allow_blank=True, trim_whitespace=True, max_length=2048
     )
 
     def to_internal_value(self, data: Any) -> Any:

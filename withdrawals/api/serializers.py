@@ -10,7 +10,7 @@ from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
 from payments.api.balances import AmountTextField
-from payments.api.fields import AmountField, CodeField, StrictCharField, ThresholdField
+from payments.api.fields import AmountField, CodeField, CodeKeyedField, StrictCharField, ThresholdField
 from payments.api.schema_types import PaymentCodeField
 from payments.api.validation import text_accepted
 from payments.assets import Asset
@@ -42,6 +42,7 @@ class WithdrawalItemInputSerializer(serializers.Serializer):
     )
     to = StrictCharField(allow_blank=True, trim_whitespace=False, help_text="Receiver address.")
     asset = StrictCharField(
+        codes="offered",
         max_length=ASSET_MAX_LENGTH, help_text="Payment code (asset + network), e.g. trc20usdt."
     )
 
@@ -180,6 +181,15 @@ class AutoWithdrawalRuleInputSerializer(serializers.Serializer):
         required=False, allow_null=True, allow_blank=True, max_length=64, trim_whitespace=False
     )
     withdrawalAddress = StrictCharField(allow_blank=True, trim_whitespace=False)
+
+
+@extend_schema_serializer(component_name="AutoWithdrawalsPatch")
+class AutoWithdrawalsPatchSchema(serializers.Serializer):
+    """For the schema only: the view checks each value with AutoWithdrawalRuleInputSerializer."""
+
+    assets = CodeKeyedField(
+        child=AutoWithdrawalRuleInputSerializer(), help_text="Payment code -> its rule. All or nothing."
+    )
 
 
 @extend_schema_serializer(component_name="AutoWithdrawal")

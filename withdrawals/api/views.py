@@ -16,6 +16,7 @@ from withdrawals import auto_withdrawals, selectors, services
 from withdrawals.api.serializers import (
     AutoWithdrawalListOutputSerializer,
     AutoWithdrawalRuleInputSerializer,
+    AutoWithdrawalsPatchSchema,
     WithdrawalListFilterSerializer,
     WithdrawalOutputSerializer,
     WithdrawalResultSerializer,
@@ -25,6 +26,8 @@ from withdrawals.api.serializers import (
 from withdrawals.auto_withdrawals import RuleInput
 from withdrawals.idempotency import (
     HEADER,
+    KEY_PATTERN,
+    MAX_KEY_LENGTH,
     StoredResponse,
     idempotency_claim,
     idempotency_key_check,
@@ -54,7 +57,7 @@ class WithdrawApi(APIView):
         parameters=[
             OpenApiParameter(
                 HEADER,
-                str,
+                {"type": "string", "minLength": 1, "maxLength": MAX_KEY_LENGTH, "pattern": KEY_PATTERN},
                 OpenApiParameter.HEADER,
                 description="Optional, up to 255 characters, kept 24 h: a repeat replays the first response.",
             )
@@ -154,7 +157,7 @@ class AutoWithdrawalsApi(APIView):
     def get(self, request: Request) -> Response:
         return Response(_auto_withdrawals_body(request))
 
-    @extend_schema(request=dict, responses={200: AutoWithdrawalListOutputSerializer})
+    @extend_schema(request=AutoWithdrawalsPatchSchema, responses={200: AutoWithdrawalListOutputSerializer})
     def patch(self, request: Request) -> Response:
         assets = request.data.get("assets") if isinstance(request.data, dict) else None
         if not isinstance(assets, dict):
