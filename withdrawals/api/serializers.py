@@ -43,7 +43,8 @@ class WithdrawalItemInputSerializer(serializers.Serializer):
     to = StrictCharField(allow_blank=True, trim_whitespace=False, help_text="Receiver address.")
     asset = StrictCharField(
         codes="offered",
-        max_length=ASSET_MAX_LENGTH, help_text="Payment code (asset + network), e.g. trc20usdt."
+        max_length=ASSET_MAX_LENGTH,
+        help_text="Payment code (asset + network), e.g. trc20usdt.",
     )
 
 
