@@ -3,6 +3,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any, Literal
 
+from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from rest_framework import serializers
 
 from chains.base import get_backend
@@ -17,10 +18,11 @@ from invoices.rules import (
 )
 from invoices.selectors import invoice_deposits
 from payments.api.fields import CodeField, NonEmptyListSerializer, StrictCharField
+from payments.api.schema_fields import decimal_pattern, money_schema
 from payments.api.validation import text_accepted
 from payments.assets import BASE_ASSETS, get_asset, price_decimals
 from payments.errors import ValidationFailed, as_drf_error
-from payments.money import format_amount, number_text
+from payments.money import MAX_INTEGER_DIGITS, format_amount, number_text
 from payments.services import redirect_url_check
 from payments.wire import iso_utc
 
@@ -211,3 +213,12 @@ def invoice_representation(invoice: Invoice, *, view: View) -> dict[str, Any]:
         body["invoiceTransactions"] = transactions
     body["expiredAt"] = iso_utc(invoice.expired_at) if invoice.expired_at else None
     return body
+
+
+# The document's price: the decimals the server reads (registered on import, as every field extension).
+class PriceFieldScheme(OpenApiSerializerFieldExtension):
+    target_class = "invoices.api.serializers.PriceField"
+
+    def map_serializer_field(self, auto_schema, direction):  # type: ignore[no-untyped-def]
+        pattern = decimal_pattern(whole=MAX_INTEGER_DIGITS, places=PRICE_MAX_DECIMALS, signed=True)
+        return money_schema(pattern, "A decimal string, any sign; the items' total must be above 0.")

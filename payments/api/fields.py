@@ -98,3 +98,7 @@ def check_asset_decimals(amount: Decimal, code: str, field: str = "amount") -> N
     except ValidationFailed as exc:
         errors = [serializers.ErrorDetail(error.message, error.code) for error in exc.errors]
         raise serializers.ValidationError({field: errors}) from exc
+
+
+# The OpenAPI document's schemas of these fields (drf-spectacular extensions register when imported).
+from payments.api import schema_fields  # noqa: E402,F401

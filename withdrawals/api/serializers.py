@@ -6,6 +6,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
+from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
@@ -228,3 +229,13 @@ def auto_withdrawal_entry(asset: Asset, rule: AutoWithdrawalRule | None) -> dict
         "withdrawalTag": rule.tag or None,
         "withdrawalAddress": rule.address,
     }
+
+
+class WithdrawalItemsScheme(OpenApiSerializerFieldExtension):
+    """1 to WITHDRAWAL_MAX_ITEMS items, read when the document is built (the setting may change)."""
+
+    target_class = "withdrawals.api.serializers.WithdrawalItemsField"
+
+    def map_serializer_field(self, auto_schema, direction):  # type: ignore[no-untyped-def]
+        schema = auto_schema._map_serializer_field(self.target, direction, bypass_extensions=True)
+        return {**schema, "minItems": 1, "maxItems": settings.WITHDRAWAL_MAX_ITEMS}
