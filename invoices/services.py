@@ -39,7 +39,7 @@ from payments.deposit_addresses import deposit_address_allocate
 from payments.errors import FieldError, InvalidState, NotFound, UnsupportedAsset, ValidationFailed
 from payments.ledger import ledger_credit
 from payments.models import Company, Deposit, DepositAddress, LedgerEntry
-from payments.money import MONEY_CONTEXT, exact_sum, quantize
+from payments.money import MONEY_CONTEXT, InvalidAmount, check_range, exact_sum, quantize
 from payments.rates import rate as current_rate
 from webhooks.models import WebhookEvent
 from webhooks.payloads import invoice_body
@@ -148,6 +148,12 @@ def invoice_create(
         raise ValidationFailed(
             [FieldError("items", "total_not_positive", "the total of the items must be greater than 0")]
         )
+    try:
+        check_range(total)  # each price fits the columns; their sum may not
+    except InvalidAmount as exc:
+        raise ValidationFailed(
+            [FieldError("items", "total_too_large", f"the total of the items: {exc}")]
+        ) from exc
     fixed = require_allowed(company, payment_currency, "paymentCurrency") if payment_currency else ""
     invoice = Invoice(
         company=company,

@@ -32,6 +32,7 @@ RULE_CODES = frozenset(
         "tag_required",
         "tag_not_supported",
         "total_not_positive",
+        "total_too_large",
         "unsupported_asset",
         "unsupported_currency",
         "too_many_items",

@@ -38,6 +38,7 @@ REFUSALS_THE_SCHEMA_CANNOT_STATE = {
     "tag_not_supported",
     "below_minimum",
     "total_not_positive",
+    "total_too_large",
 }
 # The same kind, recognised by message: an amount's decimals against its asset's (btc 8, eth 18 ...; the
 # document allows 18), a static deposit's `asset` against the asset its `network` carries, and `after`

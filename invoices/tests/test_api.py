@@ -141,6 +141,12 @@ def test_many_items_and_unicode_names(api):
         ({"items": [{"name": "a", "price": 10}, {"name": "b", "price": -10}]}, "total_not_positive", "items"),
         ({"items": [{"name": "a", "price": -1}]}, "total_not_positive", "items"),
         ({"items": [{"name": "a", "price": "0.004"}]}, "total_not_positive", "items"),  # rounds to 0.00
+        # Each price fits the amount columns (18 digits before the point); their sum does not.
+        (
+            {"items": [{"name": "a", "price": "9" * 18}, {"name": "b", "price": "9" * 18}]},
+            "total_too_large",
+            "items",
+        ),
         ({"items": []}, "validation_error", "items"),
         ({"items": "coffee"}, "validation_error", "items"),
         ({"invoiceCurrency": "rub"}, "unsupported_currency", "invoiceCurrency"),
