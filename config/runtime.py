@@ -16,8 +16,19 @@ docs/operations.md#benchmarks). So, once started:
 from __future__ import annotations
 
 import gc
+import importlib
+import logging
+import sys
 
 GC_THRESHOLDS = (10_000, 50, 100)
+# CPython's own default: deep enough for Django, DRF and Kassa, shallow enough for any thread's C stack.
+RECURSION_LIMIT = 1000
+# Importing these raises the interpreter's recursion limit for the whole process (py_ecc, which web3 and
+# eth-account import, to 100,000): a recursion in C code (a JSON parser, a regex) then overflows the C stack
+# and kills the process with SIGSEGV before Python could raise RecursionError.
+RAISE_THE_LIMIT_ON_IMPORT = ("web3", "py_ecc")
+
+logger = logging.getLogger(__name__)
 
 
 def settle_gc() -> None:
@@ -25,3 +36,23 @@ def settle_gc() -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
+
+
+def pin_recursion_limit() -> None:
+    """Import what raises the recursion limit now (so nothing raises it later, unseen), then set it back to
+    RECURSION_LIMIT, with a warning naming what had changed it. Called by the chains app once every app is
+    loaded, so every process (web, worker, beat, manage.py) runs with the default limit. Idempotent."""
+    for name in RAISE_THE_LIMIT_ON_IMPORT:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            continue
+    found = sys.getrecursionlimit()
+    if found != RECURSION_LIMIT:
+        sys.setrecursionlimit(RECURSION_LIMIT)
+        logger.warning(
+            "the recursion limit was %s (raised by an import of %s); set back to %s",
+            found,
+            " or ".join(RAISE_THE_LIMIT_ON_IMPORT),
+            RECURSION_LIMIT,
+        )

@@ -6,6 +6,7 @@ import json
 import re
 import secrets
 from decimal import Decimal
+from itertools import accumulate
 from typing import Any
 
 from payments.money import number_text
@@ -101,9 +102,31 @@ def _check_depth(value: Any) -> None:
         stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
 
 
+# A string literal with its escapes: removed before a nesting scan, so no bracket inside a string counts.
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_NOT_BRACKETS = bytes(set(range(256)) - set(b"[]{}"))
+_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+
+
+def refuse_deep(text: str | bytes, max_depth: int = MAX_DEPTH) -> None:
+    """ValueError when `text` opens more than `max_depth` arrays or objects inside one another, found
+    without parsing and without recursion: a parser (Python's json included, in C) recurses once per level,
+    and a body of a few hundred kilobytes of `[` would overflow the C stack of a process whose recursion
+    limit some library raised (config.runtime.pin_recursion_limit). Every step runs in C (regex, translate,
+    accumulate); text with fewer brackets than the limit is not scanned."""
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    if data.count(b"[") + data.count(b"{") <= max_depth:
+        return
+    brackets = _STRING.sub(b"", data).translate(None, _NOT_BRACKETS)
+    if brackets and max(accumulate(map(_STEP.__getitem__, brackets))) > max_depth:
+        raise ValueError(f"values are nested deeper than {max_depth} levels.")
+
+
 def loads(text: str | bytes) -> Any:
     """Parse JSON strictly: every fractional number an exact Decimal, NaN and Infinity refused, a key twice
-    in one object refused (no silent "last wins"), nesting at most MAX_DEPTH levels; all as ValueError."""
+    in one object refused (no silent "last wins"), nesting at most MAX_DEPTH levels (refused before the
+    parser recurses); all as ValueError."""
+    refuse_deep(text)
     try:
         value = json.loads(
             text, parse_float=Decimal, parse_constant=_refuse_constant, object_pairs_hook=_refuse_duplicates

@@ -53,3 +53,20 @@ def test_psycopg_still_has_the_limit_config_statements_raises():
 
     assert psycopg._queries.MAX_CACHED_STATEMENT_PARAMS == MAX_CACHED_PARAMS  # raised at start-up
     assert psycopg._queries.MAX_CACHED_STATEMENT_LENGTH == 4096  # the length limit is psycopg's own
+
+
+@pytest.mark.parametrize(
+    "start_up",
+    [
+        "import config.wsgi",
+        "import config.asgi",
+        "import django; django.setup(); import config.celery",
+        # manage.py, and anything that imports the EVM backend's libraries after start-up.
+        "import django; django.setup(); import web3, eth_account, py_ecc",
+    ],
+    ids=["web worker", "asgi worker", "celery worker", "late import"],
+)
+def test_no_import_leaves_the_recursion_limit_raised(start_up):
+    """web3 pulls in py_ecc, which raises the limit to 100,000: deep recursion in C code (a parser) would
+    then overflow the C stack and kill the process (SIGSEGV) before Python raised RecursionError."""
+    assert _run(f"import sys; {start_up}; print(sys.getrecursionlimit())") == "1000"

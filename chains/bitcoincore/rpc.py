@@ -19,6 +19,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 import requests
 
+from chains.answers import limited_session
 from chains.base import ChainUnavailable
 from payments import jsonutil
 
@@ -65,7 +66,7 @@ class RpcClient:
         if ":" in parts.hostname:  # an IPv6 literal keeps its brackets
             netloc = f"[{parts.hostname}]" + (f":{parts.port}" if parts.port else "")
         self._base = urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
-        self._session = session or requests.Session()
+        self._session = session or limited_session()  # answers capped in size and depth (chains.answers)
         self._timeout = (CONNECT_TIMEOUT_SECONDS, timeout or READ_TIMEOUT_SECONDS)
         self.endpoint = self._base
 

@@ -13,6 +13,7 @@ from eth_account.typed_transactions import TypedTransaction
 from hexbytes import HexBytes
 from web3 import Web3
 
+from chains.answers import limited_session
 from chains.base import BlockRef, ChainUnavailable
 from chains.derivation import derive_internal_address
 from chains.evm.config import EvmConfig, chain_codes, evm_config
@@ -78,7 +79,9 @@ class EvmNode:
         url = evm_config(code).url
         with self._lock:
             if url not in self._clients:
-                self._clients[url] = Web3(Web3.HTTPProvider(url, request_kwargs={"timeout": 15}))
+                # Answers capped in size and depth before web3 parses them (chains.answers).
+                provider = Web3.HTTPProvider(url, request_kwargs={"timeout": 15}, session=limited_session())
+                self._clients[url] = Web3(provider)
             return self._clients[url]
 
     @contextmanager

@@ -85,3 +85,58 @@ def test_an_answer_that_is_not_json_rpc_is_an_unavailable_node():
 def test_a_url_without_a_host_is_refused():
     with pytest.raises(ValueError):
         RpcClient("127.0.0.1:9332")
+
+
+def _answering(body: bytes) -> http.server.HTTPServer:
+    class Node(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))  # unread, it would reset the connection
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Node)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+@pytest.mark.parametrize(
+    ("body", "limits", "why"),
+    [
+        # 200 KB of brackets: the parser would recurse once per level, past the C stack of a process whose
+        # recursion limit a library raised.
+        (b'{"result": ' + b"[" * 200_000, {}, "nested deeper than 64 levels"),
+        (
+            b'{"result": "' + b"x" * 4096 + b'", "error": null, "id": 1}',
+            {"max_bytes": 1024},
+            "over 1024 bytes",
+        ),
+    ],
+)
+def test_an_answer_too_deep_or_too_large_is_an_unavailable_node_and_never_parsed(body, limits, why):
+    from chains.answers import limited_session
+
+    server = _answering(body)
+    try:
+        client = RpcClient(f"http://u:p@127.0.0.1:{server.server_port}", session=limited_session(**limits))
+        with pytest.raises(NodeUnavailable) as refused:
+            client.call("getblockchaininfo")
+    finally:
+        server.shutdown()
+    assert why in repr(refused.value.__cause__)
+
+
+def test_a_node_client_reads_answers_through_the_limits_by_default(settings):
+    settings.CHAIN_NODES = {"eth": {"url": "http://127.0.0.1:1", "chain_id": 1}}
+    from chains.answers import LimitedAdapter
+    from chains.evm.node import EvmNode
+
+    assert isinstance(RpcClient("http://u:p@127.0.0.1:1")._session.get_adapter("http://x"), LimitedAdapter)
+    provider = EvmNode().w3("eth").provider
+    session = provider._request_session_manager.cache_and_return_session(provider.endpoint_uri)
+    assert isinstance(session.get_adapter(provider.endpoint_uri), LimitedAdapter)
