@@ -57,7 +57,9 @@ api_patterns: list[URLPattern | URLResolver] = [
     # The docs pages get their own Content-Security-Policy (payments/security.py).
     path("docs/", swagger_ui_view(url_name="schema"), name="api-docs"),
     path("redoc/", redoc_view(url_name="schema"), name="api-redoc"),
-    re_path(r"^.*$", api_not_found),  # unknown API paths answer problem+json, never an HTML page
+    # Unknown API paths answer problem+json, never an HTML page (under DEBUG too): any character, a newline
+    # (%0A) included, which `.` alone does not match.
+    re_path(r"^(?s:.*)$", api_not_found),
 ]
 
 # The dashboard: the shell (payments) and each app's own pages, under one namespace.

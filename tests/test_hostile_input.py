@@ -407,3 +407,15 @@ def test_fullwidth_digits_refused_in_dashboard_form(merchant, url, body, digits)
     assert "ASCII digits" in response.content.decode()
     assert Invoice.objects.count() == 0 and SandboxTransaction.objects.count() == 0
     assert not UnderpaymentLimit.objects.exists() and not AutoWithdrawalRule.objects.exists()
+
+
+@pytest.mark.parametrize("debug", [True, False], ids=["development", "production"])
+@pytest.mark.parametrize("path", ["/api/foo\n", f"{INVOICES}/\n", "/api/\nx", f"{INVOICES}/x%0A/proceed"])
+def test_a_newline_in_an_api_path_is_still_a_problem_json_404(settings, merchant, debug, path):
+    """A newline (%0A) escaped the catch-all pattern (`.` does not match it), and under DEBUG Django's own
+    HTML 404 page answered."""
+    settings.DEBUG = debug
+
+    response = Client().get(path, HTTP_AUTHORIZATION=f"Bearer {merchant.public_token}")
+
+    assert _problem(response, 404)["code"] == "not_found"
