@@ -59,7 +59,7 @@ api_patterns: list[URLPattern | URLResolver] = [
     path("redoc/", redoc_view(url_name="schema"), name="api-redoc"),
     # Unknown API paths answer problem+json, never an HTML page (under DEBUG too): any character, a newline
     # (%0A) included, which `.` alone does not match.
-    re_path(r"^(?s:.*)$", api_not_found),
+    re_path(r"^[\s\S]*$", api_not_found),
 ]
 
 # The dashboard: the shell (payments) and each app's own pages, under one namespace.
