@@ -14,7 +14,8 @@ from payments.checks import TAG
 
 @register(TAG, deploy=True)
 def check_chain_backends(**kwargs: Any) -> list[CheckMessage]:
-    """Something real to offer, and every real backend's deposits on keys the operator holds."""
+    """Something real to offer, never the sandbox beside it, and every real backend's deposits on keys the
+    operator holds."""
     from chains.base import get_backend
     from chains.derivation import receives_on_development_key
     from chains.evm.config import evm_config
@@ -33,6 +34,18 @@ def check_chain_backends(**kwargs: Any) -> list[CheckMessage]:
                 hint="Configure a real chain backend per payment code in the CHAIN_BACKENDS environment "
                 "variable, or set SANDBOX_ENABLED=true for a sandbox-only deployment (no real money).",
                 id="kassa.E004",
+            )
+        )
+    if real and settings.SANDBOX_ENABLED:
+        codes = ", ".join(asset.code for asset in real)
+        errors.append(
+            Error(
+                f"The sandbox chain is on next to real chain backends ({codes}): any client could pay a real "
+                "merchant's invoice with simulated money on the pay page, and the invoice would be done and "
+                "the merchant credited.",
+                hint="Set SANDBOX_ENABLED=false when CHAIN_BACKENDS names a real backend; a sandbox-only "
+                "deployment (a demo, no real backend) may keep it on.",
+                id="kassa.E010",
             )
         )
     for asset in real:

@@ -276,6 +276,21 @@ def test_production_starts_with_a_real_backend_on_the_operators_key_and_no_sandb
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_production_refuses_the_sandbox_next_to_a_real_backend(tmp_path):
+    """With both, an anonymous client chose a sandbox code on the pay page, pressed the simulator's buttons,
+    and a real merchant's invoice went done with the merchant credited."""
+    mixed = production_env(
+        tmp_path,
+        CHAIN_BACKENDS=json.dumps({"btc": REAL_CHAIN}),
+        CHAIN_XPUBS=json.dumps({"btc": own_zpub()}),
+        SANDBOX_ENABLED="true",
+    )
+
+    assert_refused(check_deploy(mixed), "kassa.E010", "SANDBOX_ENABLED")
+    # A sandbox-only deployment (a demo: nothing real) still starts.
+    assert check_deploy(production_env(tmp_path)).returncode == 0
+
+
 def test_development_settings_do_not_trip_the_startup_checks(tmp_path):
     # `make run`'s settings with no keys at all: development keys are made under var/ and the process starts.
     env = production_env(tmp_path, SECRET_KEY=None, FIELD_ENCRYPTION_KEY=None, SANDBOX_ENABLED=None)
