@@ -10,31 +10,16 @@ from __future__ import annotations
 
 import http.client
 import json
-import subprocess
-import sys
-from pathlib import Path
 from uuid import uuid4
 
 import pytest
 
 from bench.server import free_port, stop_process_group
-from tests.workers import ROOT, wait_for, worker_env
+from tests.workers import children, start_web, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 BODIES = 1000
 DEEP = b"[" * 200_000
-
-
-def _children(parent: int) -> set[int]:
-    found = set()
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rpartition(")")[2].split()
-        except OSError:
-            continue
-        if int(fields[1]) == parent:
-            found.add(int(stat.parent.name))
-    return found
 
 
 def _healthz(port: int) -> int:
@@ -49,27 +34,11 @@ def _healthz(port: int) -> int:
 def test_a_thousand_deeply_nested_bodies_never_kill_the_web_worker(tmp_path):
     port = free_port()
     log = (tmp_path / "gunicorn.log").open("wb")
-    web = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "-c",
-            "python:config.gunicorn",
-            "config.wsgi:application",
-            f"--bind=127.0.0.1:{port}",
-            "--workers=1",
-        ],
-        cwd=ROOT,
-        # Far past the per-client budget (120/min), so every body reaches the parser.
-        env=worker_env(tmp_path, INVOICE_PUBLIC_RATE="1000000/min"),
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    # Far past the per-client budget (120/min), so every body reaches the parser.
+    web = start_web(tmp_path, port, log, INVOICE_PUBLIC_RATE="1000000/min")
     try:
         assert wait_for(lambda: _healthz(port) in (200, 503), 60), (tmp_path / "gunicorn.log").read_text()
-        workers = _children(web.pid)
+        workers = children(web.pid)
         path = f"/api/invoices/v1/regular/{uuid4()}/proceed"
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
         answers: dict[tuple[int, str], int] = {}
@@ -80,7 +49,7 @@ def test_a_thousand_deeply_nested_bodies_never_kill_the_web_worker(tmp_path):
             key = (response.status, response.headers["Content-Type"])
             answers[key] = answers.get(key, 0) + 1
             assert "nested deeper than 64 levels" in answer["detail"], answer
-        after = _children(web.pid)
+        after = children(web.pid)
         healthy = _healthz(port)
     finally:
         stop_process_group(web)

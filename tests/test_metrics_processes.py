@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -18,7 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from bench.server import free_port, stop_process_group
 from payments.services import company_set_webhook_url
 from tests.factories import MerchantFactory
-from tests.workers import ROOT, kill_tree, start_worker, wait_for, worker_env
+from tests.workers import children, kill_tree, start_web, start_worker, wait_for
 from webhooks.receiver import Reply, WebhookReceiver
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
@@ -65,18 +63,6 @@ def _total(samples: dict, name: str, **labels: str) -> float:  # type: ignore[ty
     )
 
 
-def _children(parent: int) -> set[int]:
-    found = set()
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rpartition(")")[2].split()
-        except OSError:
-            continue  # the process ended while we looked
-        if int(fields[1]) == parent:
-            found.add(int(stat.parent.name))
-    return found
-
-
 def _counting_pids(directory: Path) -> set[int]:
     return {int(path.stem.rpartition("_")[2]) for path in directory.glob("counter_*.db")}
 
@@ -93,24 +79,7 @@ def test_counts_of_every_process_add_up_in_one_scrape(tmp_path, settings) -> Non
         company_set_webhook_url(company_id=created.company.pk, url=receiver.url)
         worker = start_worker(tmp_path, "metrics-worker", concurrency=1, queues="webhooks", **shared)
         log = open(tmp_path / "gunicorn.log", "wb")  # noqa: SIM115 - closed below
-        web = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "gunicorn",
-                "-c",
-                "python:config.gunicorn",
-                "config.wsgi:application",
-                f"--bind=127.0.0.1:{port}",
-                "--workers=2",
-                "--log-level=warning",
-            ],
-            cwd=ROOT,
-            env=worker_env(tmp_path, **shared),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        web = start_web(tmp_path, port, log, workers=2, **shared)
         try:
             assert wait_for(lambda: _get(f"{base}/healthz")[0] == 200, 60), (
                 tmp_path / "gunicorn.log"
@@ -118,10 +87,10 @@ def test_counts_of_every_process_add_up_in_one_scrape(tmp_path, settings) -> Non
             for _ in range(BATCH):
                 _create_invoice(base, created.public_token)
             # One worker that counted is replaced (a restart, max-requests, a timeout): its counts must stay.
-            workers = _children(web.pid)
+            workers = children(web.pid)
             replaced = sorted(workers & _counting_pids(metrics_dir))[0]
             os.kill(replaced, signal.SIGTERM)
-            assert wait_for(lambda: len(_children(web.pid) - {replaced}) == 2, 60)
+            assert wait_for(lambda: len(children(web.pid) - {replaced}) == 2, 60)
             for _ in range(BATCH):
                 _create_invoice(base, created.public_token)
             # Each invoice's webhook is attempted by the Celery worker (the receiver answers 500).
@@ -130,7 +99,7 @@ def test_counts_of_every_process_add_up_in_one_scrape(tmp_path, settings) -> Non
                 lambda: _total(_scrape(base), "kassa_webhook_attempts_total") >= 2 * BATCH, 30
             )
             samples = _scrape(base)
-            web_pids = _children(web.pid) | workers
+            web_pids = children(web.pid) | workers
             counted_by = _counting_pids(metrics_dir)
         finally:
             stop_process_group(web)

@@ -138,3 +138,41 @@ def run_together(operations: list[Callable[[], Any]]) -> list[Any]:
         thread.join(timeout=120)
     assert not any(thread.is_alive() for thread in threads)
     return outcomes
+
+
+def start_web(
+    var_dir: Path, port: int, log: Any, *, workers: int = 1, **extra: str
+) -> subprocess.Popen[bytes]:
+    """Real gunicorn (the production config module) on 127.0.0.1:`port`, in its own process group (stop it
+    with bench.server.stop_process_group), its output to `log`."""
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "-c",
+            "python:config.gunicorn",
+            "config.wsgi:application",
+            f"--bind=127.0.0.1:{port}",
+            f"--workers={workers}",
+            "--log-level=warning",
+        ],
+        cwd=ROOT,
+        env=worker_env(var_dir, **extra),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def children(parent: int) -> set[int]:
+    """The ids of `parent`'s living child processes, from /proc."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:
+            continue  # the process ended while we looked
+        if int(fields[1]) == parent:
+            found.add(int(stat.parent.name))
+    return found

@@ -181,7 +181,7 @@ PUBLIC_ROUTES = {
     "api/schema/",
     "api/docs/",
     "api/redoc/",
-    "api/^.*$",
+    r"api/^[\s\S]*$",
 }
 HANDLERS = ("get", "post", "put", "patch", "delete")
 
