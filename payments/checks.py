@@ -168,3 +168,26 @@ def check_num_proxies(**kwargs: Any) -> list[CheckMessage]:
             )
         ]
     return []
+
+
+# Backends that keep mail on this machine: the console one writes every mail, reset and sign-up links in
+# it, to the log; the file one to disk; the memory one nowhere anyone reads.
+LOCAL_MAIL_BACKENDS = frozenset(
+    f"django.core.mail.backends.{name}.EmailBackend" for name in ("console", "filebased", "locmem", "dummy")
+)
+
+
+@register(TAG, deploy=True)
+def check_mail(**kwargs: Any) -> list[CheckMessage]:
+    """A real mail server, or e-mail turned off on purpose (EMAIL_URL=off): never reset links in the log."""
+    if not settings.EMAIL_ENABLED or settings.EMAIL_BACKEND not in LOCAL_MAIL_BACKENDS:
+        return []
+    return [
+        Error(
+            f"No mail server: EMAIL_URL is not set and EMAIL_BACKEND is {settings.EMAIL_BACKEND}, so sign-up "
+            "and password-reset mail (working links in it) would be written to the log or the disk, or lost.",
+            hint="Set EMAIL_URL to your mail server (e.g. smtp+tls://user:password@smtp.example.com:587), or "
+            "EMAIL_URL=off to run without e-mail: sign-up and password reset then say to ask the operator.",
+            id="kassa.E011",
+        )
+    ]

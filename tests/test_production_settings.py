@@ -56,6 +56,7 @@ def production_env(var_dir: Path, **overrides: str | None) -> dict[str, str]:
         "ALLOWED_HOSTS": "pay.example.com",
         "SANDBOX_ENABLED": "true",
         "NUM_PROXIES": "1",  # behind the TLS proxy production trusts (kassa.E009)
+        "EMAIL_URL": "smtp+tls://kassa:pw@smtp.example.com:587",  # a real mail server (kassa.E011)
     }
     env.update({key: value for key, value in overrides.items() if value is not None})
     for key in [key for key, value in overrides.items() if value is None]:

@@ -16,6 +16,7 @@ from chains.base import ChainTransfer, XpubAddressesMixin, offered_assets, offer
 from invoices.models import Invoice
 from payments.models import LedgerEntry, SandboxTransaction
 from tests.chain import fund
+from tests.factories import WithdrawalFactory
 from webhooks.models import WebhookEvent
 from withdrawals.models import Withdrawal
 from withdrawals.tests.conftest import ADDRESSES
@@ -304,3 +305,48 @@ def test_saving_payment_settings_keeps_the_choice_for_assets_not_offered(product
     allowed = Company.objects.get(pk=merchant.company.pk).allowed_assets
     assert "ltc" in allowed and "btc" in allowed  # btc is not shown here, and stays as the merchant had it
     assert refused.status_code == 200  # btc is not a choice on this deployment
+
+
+def _answers(api, anon, invoice_id: str, withdrawal_uid: str, network: str) -> dict[str, dict]:
+    """Every API answer about the objects the money touched: the invoice as read by anyone, by the merchant
+    and in the list; the static deposit address; the withdrawal as read and in the list."""
+    static = api.post(
+        "/api/addresses/v1/static-deposits",
+        {"internal_user_id": "u1", "asset": network, "network": network},
+        format="json",
+    )
+    assert static.status_code == 201, static.content
+    return {
+        "invoice, public": anon.get(f"{INVOICES}/{invoice_id}").json(),
+        "invoice, merchant": api.get(f"{INVOICES}/{invoice_id}").json(),
+        "invoice, list": api.get(INVOICES).json()["results"][0],
+        "static deposit": static.json(),
+        "withdrawal": api.get(f"/api/transactions/withdrawals/{withdrawal_uid}").json(),
+        "withdrawal, list": api.get("/api/transactions/withdrawals").json()["results"][0],
+    }
+
+
+def test_api_answers_of_sandbox_money_say_sandbox_as_the_webhooks_do(api, anon, merchant):
+    """A shop trusting `status: done` on the API alone shipped for simulated money: every answer says so."""
+    invoice = _invoice(api, paymentCurrency="btc")
+    filled = anon.post(f"{INVOICES}/{invoice['id']}/proceed", {"clientEmail": "a@b.co"}, format="json")
+    withdrawal = WithdrawalFactory(company=merchant.company, asset="btc")
+
+    answers = _answers(api, anon, invoice["id"], withdrawal.uid, "btc")
+
+    assert invoice["sandbox"] is True  # the merchant fixed a sandbox code at creation
+    assert filled.json()["sandbox"] is True
+    assert {name: body["sandbox"] for name, body in answers.items()} == dict.fromkeys(answers, True)
+    assert all(list(body)[-1] == "sandbox" for body in answers.values())  # after the documented keys
+    assert all(body["sandbox"] is True for body in _bodies("invoice") + _bodies("withdrawal"))
+
+
+def test_api_answers_of_real_money_say_sandbox_false(production_like, api, anon, merchant):
+    invoice = _invoice(api, paymentCurrency="ltc")
+    anon.post(f"{INVOICES}/{invoice['id']}/proceed", {"clientEmail": "a@b.co"}, format="json")
+    withdrawal = WithdrawalFactory(company=merchant.company, asset="ltc", amount=Decimal("0.05"))
+
+    answers = _answers(api, anon, invoice["id"], withdrawal.uid, "ltc")
+
+    assert {name: body["sandbox"] for name, body in answers.items()} == dict.fromkeys(answers, False)
+    assert all("sandbox" not in body for body in _bodies("invoice") + _bodies("withdrawal"))

@@ -48,6 +48,7 @@ def test_readme_production_commands_make_keys_that_production_accepts(tmp_path):
         "CSRF_TRUSTED_ORIGINS": "https://pay.example.com",
         "SANDBOX_ENABLED": "true",  # no real chain backend ships yet: a sandbox-only deployment
         "NUM_PROXIES": "1",  # the documented proxy in front (kassa.E009)
+        "EMAIL_URL": "smtp+tls://kassa:pw@smtp.example.com:587",  # a mail server (kassa.E011)
     }
 
     # The README's command as written, with this checkout's interpreter for `.venv/bin/python`.
@@ -87,7 +88,7 @@ def test_readme_production_commands_rely_on_the_default_settings_module():
     assert all("DJANGO_SETTINGS_MODULE" not in line for line in lines)
     for variable in ("SECRET_KEY", "FIELD_ENCRYPTION_KEY", "DATABASE_URL", "REDIS_URL", "ALLOWED_HOSTS"):
         assert any(line.startswith(f"export {variable}=") for line in lines), variable
-    for variable in ("CSRF_TRUSTED_ORIGINS", "CHAIN_XPUBS", "SANDBOX_ENABLED", "NUM_PROXIES"):
+    for variable in ("CSRF_TRUSTED_ORIGINS", "CHAIN_XPUBS", "SANDBOX_ENABLED", "NUM_PROXIES", "EMAIL_URL"):
         assert any(line.startswith(f"export {variable}=") for line in lines), variable
 
 

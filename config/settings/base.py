@@ -228,7 +228,12 @@ STORAGES = {
 EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
 # The mail server as one URL, e.g. smtp+tls://user:password@smtp.example.com:587 (django-environ's schemes:
 # smtp, smtp+tls, smtp+ssl, smtps, ...); it sets the backend, host, port, credentials and TLS together.
-if env.str("EMAIL_URL", default=""):
+# EMAIL_URL=off: no e-mail at all; nothing is sent, and the sign-up and password-reset pages say to ask the
+# operator. Production refuses a backend that keeps mail on this machine (console, file, memory: kassa.E011).
+EMAIL_ENABLED = env.str("EMAIL_URL", default="").strip().lower() != "off"
+if not EMAIL_ENABLED:
+    EMAIL_BACKEND = "django.core.mail.backends.dummy.EmailBackend"
+elif env.str("EMAIL_URL", default=""):
     vars().update(env.email_url("EMAIL_URL"))
 EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=10)  # seconds: a hung mail server never holds a request
 

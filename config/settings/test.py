@@ -33,6 +33,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # A file, not :memory:, so worker processes started by reliability tests see the same database.
     # Per process, so two test runs on one machine never share (and break) one file.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-kassa-{os.getpid()}.sqlite3")}
+EMAIL_ENABLED = True  # whatever EMAIL_URL a developer has: tests that turn it off say so
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 WHITENOISE_USE_FINDERS = True  # serve app static files without collectstatic in tests
 # Static rates from the settings table only: a developer's `update_rates` file must not change test prices.

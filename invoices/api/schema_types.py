@@ -9,7 +9,13 @@ from rest_framework import serializers
 
 from invoices.models import Invoice
 from payments.api.fields import CodeKeyedField, ThresholdField
-from payments.api.schema_types import BaseAssetField, InvoiceCurrencyField, PaymentCodeField, money_string
+from payments.api.schema_types import (
+    SANDBOX_HELP,
+    BaseAssetField,
+    InvoiceCurrencyField,
+    PaymentCodeField,
+    money_string,
+)
 from payments.models import Deposit
 
 
@@ -93,6 +99,7 @@ class InvoiceCreatedSchema(_InvoiceBase):
     """The 201 of `POST /api/invoices/v1/regular`."""
 
     invoiceContent = _CreatedContent()
+    sandbox = serializers.BooleanField(help_text=SANDBOX_HELP)
 
 
 @extend_schema_serializer(component_name="Invoice")
@@ -106,6 +113,7 @@ class InvoiceSchema(_InvoiceBase):
     paymentDetails = _PaymentDetails(required=False)
     invoiceTransactions = _Transaction(many=True, required=False)
     expiredAt = serializers.DateTimeField(required=False, allow_null=True)
+    sandbox = serializers.BooleanField(help_text=SANDBOX_HELP)
 
 
 @extend_schema_serializer(component_name="UnderpaymentLimit")

@@ -15,6 +15,7 @@ from invoices.rules import (
     allowed_bases,
     invoice_currency_check,
     item_price_check,
+    pays_on_sandbox,
 )
 from invoices.selectors import invoice_deposits
 from payments.api.fields import CodeField, NonEmptyListSerializer, StrictCharField
@@ -160,7 +161,14 @@ def _transactions(invoice: Invoice) -> list[dict[str, Any]]:
 
 
 def invoice_representation(invoice: Invoice, *, view: View) -> dict[str, Any]:
-    """docs/api.md, field order and presence exactly as documented for each response."""
+    """docs/api.md, field order and presence exactly as documented for each response; last, additively,
+    `sandbox`: paid with simulated money, by the rule the invoice's webhooks follow (pays_on_sandbox)."""
+    body = _documented(invoice, view=view)
+    body["sandbox"] = pays_on_sandbox(invoice)
+    return body
+
+
+def _documented(invoice: Invoice, *, view: View) -> dict[str, Any]:
     company = invoice.company
     # Allowed by the merchant and offered by this deployment (a code with no backend cannot be paid).
     allowed = allowed_bases(company)

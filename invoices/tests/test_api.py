@@ -53,8 +53,9 @@ def test_create_answers_201_with_the_documented_fields_only(api, merchant):
 
     body = response.json()
     assert response.status_code == 201
-    assert list(body) == ["id", "status", "createdAt", "company", "invoiceContent"]
+    assert list(body) == ["id", "status", "createdAt", "company", "invoiceContent", "sandbox"]
     assert body["status"] == "created"
+    assert body["sandbox"] is False  # no payment chosen yet: no simulated money in it
     assert body["createdAt"].endswith("Z") and len(body["createdAt"]) == 24
     assert body["company"]["name"] == "Acme Shop"
     assert body["company"]["logoUrl"] == ""
@@ -225,7 +226,7 @@ def test_get_of_a_created_invoice_is_public_and_has_no_filled_fields(api, anon):
 
     body = response.json()
     assert response.status_code == 200
-    assert list(body) == ["id", "status", "createdAt", "company", "invoiceContent", "redirectURL"]
+    assert list(body) == ["id", "status", "createdAt", "company", "invoiceContent", "redirectURL", "sandbox"]
     assert "redirectURL" not in body["invoiceContent"]
 
 
@@ -248,8 +249,10 @@ def test_proceed_fills_the_invoice_with_address_rate_fee_and_expiry(api, anon):
         "address",
         "paymentDetails",
         "expiredAt",
+        "sandbox",
     ]
     assert body["status"] == "pending"
+    assert body["sandbox"] is True  # btc runs on the sandbox chain here, as its webhooks say
     assert body["clientEmail"] == "client@example.com"
     assert body["invoiceContent"]["paymentCurrency"] == "btc"
     assert list(body["address"]) == ["id", "address", "tag", "asset"]

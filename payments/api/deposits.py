@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from chains.base import is_sandbox
 from payments.api.fields import CodeField, StrictCharField
 from payments.api.schema_types import StaticDepositSchema
 from payments.api.validation import validated
@@ -42,6 +43,7 @@ class StaticDepositOutputSerializer(serializers.Serializer):
         if asset.tag_required:
             body["tag"] = static.deposit_address.tag  # TON only: the memo the sender must include
         body["createdAt"] = TimestampField().to_representation(static.created_at)
+        body["sandbox"] = is_sandbox(static.code)  # as its deposits' webhooks say (static_deposits)
         return body
 
 

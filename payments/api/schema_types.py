@@ -36,6 +36,12 @@ class InvoiceCurrencyField(serializers.ChoiceField):
         super().__init__(choices=INVOICE_CURRENCY_CHOICES, **kwargs)  # type: ignore[arg-type]
 
 
+SANDBOX_HELP = (
+    "true: the payment code runs on the sandbox chain, simulated money (never ship on it); false: a real "
+    "chain. Webhooks about it carry the same marker."
+)
+
+
 @extend_schema_serializer(component_name="StaticDeposit")
 class StaticDepositSchema(serializers.Serializer):
     id = serializers.UUIDField()
@@ -46,6 +52,7 @@ class StaticDepositSchema(serializers.Serializer):
     address = serializers.CharField()
     tag = serializers.CharField(required=False, help_text="TON only: the memo the sender must include.")
     createdAt = serializers.DateTimeField()
+    sandbox = serializers.BooleanField(help_text=SANDBOX_HELP)
 
 
 @extend_schema_serializer(component_name="SandboxTransaction")

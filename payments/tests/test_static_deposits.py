@@ -42,7 +42,10 @@ def test_create_returns_a_valid_address_with_the_documented_fields(api):
 
     body = response.json()
     assert response.status_code == 201
-    assert list(body) == ["id", "internal_user_id", "email", "asset", "network", "address", "createdAt"]
+    assert list(body) == [
+        *("id", "internal_user_id", "email", "asset", "network", "address", "createdAt", "sandbox")
+    ]
+    assert body["sandbox"] is True  # btc runs on the sandbox chain here, as its deposits' webhooks say
     assert body["internal_user_id"] == "user-42"
     assert body["email"] == "buyer@example.com"
     assert (body["asset"], body["network"]) == ("btc", "btc")
@@ -75,7 +78,9 @@ def test_ton_address_carries_a_tag_and_others_do_not(api):
     ton = _static(api, asset="ton", network="ton").json()
     second = _static(api, asset="ton", network="ton", internal_user_id="u2", email="").json()
 
-    assert list(ton) == ["id", "internal_user_id", "email", "asset", "network", "address", "tag", "createdAt"]
+    assert list(ton) == [
+        *("id", "internal_user_id", "email", "asset", "network", "address", "tag", "createdAt", "sandbox")
+    ]
     assert ton["address"] == second["address"]
     assert ton["tag"] != second["tag"]
     assert second["email"] is None

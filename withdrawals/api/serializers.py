@@ -10,9 +10,10 @@ from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
+from chains.base import is_sandbox
 from payments.api.balances import AmountTextField
 from payments.api.fields import AmountField, CodeField, CodeKeyedField, StrictCharField, ThresholdField
-from payments.api.schema_types import PaymentCodeField
+from payments.api.schema_types import SANDBOX_HELP, PaymentCodeField
 from payments.api.validation import text_accepted
 from payments.assets import Asset
 from payments.models import MONEY
@@ -146,6 +147,11 @@ class WithdrawalOutputSerializer(serializers.Serializer):
     )
     createdAt = TimestampField(source="created_at")
     updatedAt = TimestampField(source="updated_at")
+    sandbox = serializers.SerializerMethodField()
+
+    @extend_schema_field(serializers.BooleanField(help_text=SANDBOX_HELP))
+    def get_sandbox(self, withdrawal: Withdrawal) -> bool:
+        return is_sandbox(withdrawal.code)  # as its webhooks say (services._body)
 
     @extend_schema_field(WithdrawalHoldSerializer(allow_null=True))
     def get_hold(self, withdrawal: Withdrawal) -> dict[str, Any] | None:

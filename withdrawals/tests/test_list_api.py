@@ -25,8 +25,9 @@ def test_detail_has_the_documented_fields_before_and_after_broadcast(api, funded
 
     assert list(before) == [
         *("uid", "status", "asset", "amount", "fee", "to", "tag", "txHash"),
-        *("isAutomatic", "waitingReason", "hold", "createdAt", "updatedAt"),
+        *("isAutomatic", "waitingReason", "hold", "createdAt", "updatedAt", "sandbox"),
     ]
+    assert before["sandbox"] is True  # on the sandbox chain, as its webhooks say
     assert before["uid"] == uid
     assert before["waitingReason"] is None and before["hold"] is None
     assert (before["status"], before["asset"], before["amount"], before["fee"]) == (

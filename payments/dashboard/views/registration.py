@@ -14,6 +14,7 @@ from django.conf import settings
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
 from django.http import Http404, HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
 from django.views.decorators.cache import never_cache
@@ -41,6 +42,14 @@ CONFIRM_SCOPE = "signup-confirm"
 _BACKEND = "django.contrib.auth.backends.ModelBackend"
 
 
+def _mail_off(request: HttpRequest, heading: str, message: str) -> HttpResponse | None:
+    """With e-mail off (EMAIL_URL=off) a page that would mail a link says to ask the operator instead, and
+    sends nothing, whatever was posted."""
+    if settings.EMAIL_ENABLED:
+        return None
+    return render(request, "dashboard/mail_off.html", {"heading": heading, "message": message})
+
+
 def _require_signup() -> None:
     """With DASHBOARD_SIGNUP off, sign-up, its confirmation links and every link to them are gone."""
     if not settings.DASHBOARD_SIGNUP:
@@ -53,6 +62,14 @@ def signup(request: HttpRequest) -> HttpResponse:
     _require_signup()
     if request.user.is_authenticated:
         return redirect("dashboard:overview")
+    off = _mail_off(
+        request,
+        "Sign-up is by invitation",
+        "Signing up confirms your address by e-mail, and this deployment sends no e-mail. "
+        "Ask the operator of this Kassa for an account.",
+    )
+    if off:
+        return off
     form = SignupForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         if not throttle.client_allowed("signup", request, int(settings.DASHBOARD_SIGNUP_IP_LIMIT)):
@@ -116,6 +133,15 @@ class MerchantPasswordResetView(auth_views.PasswordResetView):
     email_template_name = "registration/password_reset_email.txt"
     subject_template_name = "registration/password_reset_subject.txt"
     success_url = reverse_lazy("dashboard:password_reset_done")
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        off = _mail_off(
+            request,
+            "Reset your password",
+            "This deployment sends no e-mail, so it cannot mail you a reset link. "
+            "Ask the operator of this Kassa to reset your password.",
+        )
+        return off or super().dispatch(request, *args, **kwargs)
 
     def form_valid(self, form: Any) -> HttpResponse:
         limit = int(settings.DASHBOARD_PASSWORD_RESET_IP_LIMIT)
