@@ -40,7 +40,7 @@ def settle_gc() -> None:
 
 def pin_recursion_limit() -> None:
     """Import what raises the recursion limit now (so nothing raises it later, unseen), then set it back to
-    RECURSION_LIMIT, with a warning naming what had changed it. Called by the chains app once every app is
+    RECURSION_LIMIT, with a log line (INFO) naming what had changed it. Called by the chains app once every app is
     loaded, so every process (web, worker, beat, manage.py) runs with the default limit. Idempotent."""
     for name in RAISE_THE_LIMIT_ON_IMPORT:
         try:
@@ -50,7 +50,7 @@ def pin_recursion_limit() -> None:
     found = sys.getrecursionlimit()
     if found != RECURSION_LIMIT:
         sys.setrecursionlimit(RECURSION_LIMIT)
-        logger.warning(
+        logger.info(
             "the recursion limit was %s (raised by an import of %s); set back to %s",
             found,
             " or ".join(RAISE_THE_LIMIT_ON_IMPORT),
