@@ -39,9 +39,10 @@ def settle_gc() -> None:
 
 
 def pin_recursion_limit() -> None:
-    """Import what raises the recursion limit now (so nothing raises it later, unseen), then set it back to
-    RECURSION_LIMIT, with a log line (INFO) naming what had changed it. Called by the chains app once every app is
-    loaded, so every process (web, worker, beat, manage.py) runs with the default limit. Idempotent."""
+    """Import what raises the recursion limit now (so nothing raises it later, unseen), then set it back
+    to RECURSION_LIMIT, with a log line (INFO) naming what had changed it. Called by the chains app once
+    every app is loaded, so every process (web, worker, beat, manage.py) runs with the default limit.
+    Idempotent."""
     for name in RAISE_THE_LIMIT_ON_IMPORT:
         try:
             importlib.import_module(name)
