@@ -38,8 +38,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 @pytest.fixture(autouse=True)
 def _no_wakeup_waiting() -> None:
-    """No wake-up flag of an earlier test (config.wakeup) says a message waits: its broker was that test's."""
-    from config.wakeup import wake_flags_clear
+    """No wake-up flag of an earlier test (core.wakeup) says a message waits: its broker was that test's."""
+    from core.wakeup import wake_flags_clear
 
     wake_flags_clear()
 

@@ -16,7 +16,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from alerts.models import Alert, AlertNotification
-from config.tasks import task
+from core.tasks import task
 
 SEND_TASK = "alerts.tasks.alert_notification_send"
 

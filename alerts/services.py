@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from alerts.models import OPEN_STATUSES, Alert, AlertNotification, AlertStatus
 from alerts.outbox import notifications_write
-from payments.errors import InvalidState, NotFound
+from core.errors import InvalidState, NotFound
 
 logger = logging.getLogger("kassa.alerts")
 

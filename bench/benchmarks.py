@@ -481,7 +481,7 @@ def mined_transfers(code: str, run: str, targets: list[DepositAddress]) -> None:
     from django.db import transaction
 
     from chains.sandbox import tip_height
-    from payments.assets import get_asset
+    from core.assets import get_asset
     from payments.models import SandboxBlock, SandboxTransaction
 
     with transaction.atomic():
@@ -521,9 +521,9 @@ def expiry_sweep(ctx: BenchContext) -> list[Result]:
     from django.db import transaction
     from django.utils import timezone
 
+    from core.bulkinsert import bulk_insert
     from invoices.models import Invoice
     from invoices.services import close_overdue_invoices
-    from payments.bulkinsert import bulk_insert
     from payments.models import Company
     from webhooks.models import WebhookEvent
 
@@ -614,7 +614,7 @@ def withdrawals(ctx: BenchContext) -> list[Result]:
     withdrawals/s, each against a loop of one-row inserts (one transaction each) measured in the same run."""
     import time
 
-    from payments.assets import get_asset
+    from core.assets import get_asset
     from payments.models import Company
     from withdrawals.rules import WithdrawalItem
     from withdrawals.services import withdrawal_request

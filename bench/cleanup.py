@@ -74,9 +74,9 @@ def clean_earlier_runs() -> None:
 
 def purge_queues(names: Iterable[str]) -> dict[str, int]:
     """Drop every message waiting in these queues of the broker; returns how many each held. The wake-up
-    flags go too: the messages they said were waiting are gone (config.wakeup)."""
+    flags go too: the messages they said were waiting are gone (core.wakeup)."""
     from config.celery import app
-    from config.wakeup import wake_flags_clear
+    from core.wakeup import wake_flags_clear
 
     with app.connection_for_write() as connection:
         channel = connection.default_channel

@@ -182,7 +182,7 @@ def _invoice_template(company: Company) -> tuple[Model, dict[str, str]]:
 def _event_template(company: Company) -> tuple[Model, dict[str, str]]:
     """An invoice's "created" event, its body naming its own object id. Delivered, failed or skipped, never
     pending: nothing generated is due for delivery."""
-    from payments import jsonutil
+    from core import jsonutil
     from webhooks.models import WebhookEvent
     from webhooks.payloads import invoice_body
 
@@ -314,7 +314,7 @@ def _newest_first(model: type[Model], company: Company) -> QuerySet[Any]:
 
 def _position(model: type[Model], company: Company) -> tuple[str, int]:
     """The position (keyset text) starting the merchant's deep page of `model`, and its depth."""
-    from payments.keyset import position_text
+    from core.keyset import position_text
 
     rows = _newest_first(model, company)
     depth = page_depth(rows.count(), DEPTH, PAGE)
@@ -412,10 +412,10 @@ def _measure_pair(
 def _plan_querysets(merchant: Merchant, targets: Targets) -> dict[str, QuerySet[Any]]:
     """The list queries as the views build them, keyed by the measured row they explain: the three deep
     keyset pages, then the newest page of webhook events (whose attempt count once grouped every event)."""
+    from core.keyset import older_than, parse_position
     from invoices.models import Invoice
     from invoices.selectors import invoice_list_for_company, invoice_search_for_company
     from payments.dashboard.views.common import PAGE_SIZE
-    from payments.keyset import older_than, parse_position
     from webhooks.models import WebhookEvent
     from webhooks.selectors import webhook_list_events
 

@@ -37,7 +37,7 @@ def setup_django() -> None:
     import django
 
     django.setup()
-    from config.runtime import settle_gc
+    from core.runtime import settle_gc
 
     settle_gc()  # as every Kassa process after start-up: the in-process kinds measure what workers run
 

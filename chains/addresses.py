@@ -63,7 +63,7 @@ from pytoniq_core import Address as TonAddress
 from pytoniq_core.boc.address import AddressError as TonAddressError
 
 from chains.nodes import network
-from payments.assets import get_asset
+from core.assets import get_asset
 
 MAX_LENGTH = 128  # longest real form is a 74-character bech32; base58 decoding is quadratic in length
 

@@ -1,5 +1,5 @@
 """A node's answer is read with limits before any parser sees it: at most `MAX_ANSWER_BYTES`, nested at
-most `MAX_ANSWER_DEPTH` levels (payments.jsonutil.refuse_deep, without recursion). A node that answers more
+most `MAX_ANSWER_DEPTH` levels (core.jsonutil.refuse_deep, without recursion). A node that answers more
 or deeper is treated as unreachable (`AnswerRefused`, a `requests.ConnectionError`), like any other
 nonsense answer: it is logged by the caller and the scan or payout waits, and no worker is crashed by it.
 
@@ -14,7 +14,7 @@ from typing import Any
 import requests
 from requests.adapters import HTTPAdapter
 
-from payments.jsonutil import refuse_deep
+from core.jsonutil import refuse_deep
 
 # A Bitcoin Core block with its transactions (getblock verbosity 2) is a few megabytes; a node log or an
 # answer of hundreds of megabytes is not a node speaking JSON-RPC.

@@ -8,6 +8,6 @@ class ChainsConfig(AppConfig):
 
     def ready(self) -> None:
         from chains import checks  # noqa: F401 - registers the chain configuration checks
-        from config.runtime import pin_recursion_limit
+        from core.runtime import pin_recursion_limit
 
         pin_recursion_limit()  # web3 (the EVM backend) raises it when imported

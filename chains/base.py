@@ -18,8 +18,8 @@ from django.core.signals import setting_changed
 from django.utils.module_loading import import_string
 
 from chains.derivation import derive_address
-from payments.assets import Asset, all_assets, get_asset
-from payments.errors import UnsupportedAsset
+from core.assets import Asset, all_assets, get_asset
+from core.errors import UnsupportedAsset
 
 if TYPE_CHECKING:
     from payments.models import Company

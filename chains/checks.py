@@ -8,7 +8,7 @@ from django.conf import settings
 from django.core.checks import CheckMessage, Error, register
 from django.core.exceptions import ImproperlyConfigured
 
-from payments.assets import all_assets
+from core.assets import all_assets
 from payments.checks import TAG
 
 

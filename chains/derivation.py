@@ -73,7 +73,7 @@ from pytoniq_core import Address
 from pytoniq_core.crypto.crc import crc16
 
 from chains.nodes import network
-from payments.assets import get_asset
+from core.assets import get_asset
 
 logger = logging.getLogger(__name__)
 

@@ -10,8 +10,8 @@ from django.db import IntegrityError, transaction
 
 from chains.base import on_sandbox_backend
 from chains.models import ChainTx, HouseEntry
-from payments.assets import all_assets
-from payments.money import exact_sum
+from core.assets import all_assets
+from core.money import exact_sum
 from withdrawals.models import Withdrawal
 
 # Tokens pay their gas in their chain's native coin.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from payments.fields import MoneyField, money_check
+from core.fields import MoneyField, money_check
 
 
 class ChainCursor(models.Model):

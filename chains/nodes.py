@@ -27,8 +27,8 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 
-from payments.assets import get_asset
-from payments.errors import UnsupportedAsset
+from core.assets import get_asset
+from core.errors import UnsupportedAsset
 
 NETWORKS = ("mainnet", "testnet", "regtest")
 _KEYS = {"url", "network", "deposit_wallet", "payout_wallet", "fee_fallback", "fee_cap", "fee_target_blocks"}

@@ -1,4 +1,4 @@
-"""Can the chain nodes be reached, for /readyz (payments/views.py): each real backend's node is asked for
+"""Can the chain nodes be reached, for /readyz (config/views.py): each real backend's node is asked for
 its tip, the cheapest call every backend has.
 
 - The sandbox is part of the database: its codes are ready when the database is, and are not asked.
@@ -22,7 +22,7 @@ from django.core.signals import setting_changed
 
 from chains.base import get_backend, is_offered, on_sandbox_backend
 from chains.scanning import scanned_with
-from payments.assets import all_assets
+from core.assets import all_assets
 
 OK = "ok"
 TIMEOUT = "error: timeout"

@@ -33,7 +33,7 @@ from chains.base import (
     UnsignedTx,
     XpubAddressesMixin,
 )
-from payments.assets import get_asset
+from core.assets import get_asset
 from payments.models import Deposit, SandboxBlock, SandboxTransaction
 
 _FINAL_DEPOSITS = [

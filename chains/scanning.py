@@ -27,7 +27,7 @@ from django.utils import timezone
 from alerts.services import alert_raise, alert_resolve
 from chains.base import ChainBackend, ChainTransfer, ChainUnavailable, ScanResult, TransferKey, get_backend
 from chains.models import ChainCursor, WatchRange
-from payments.assets import get_asset
+from core.assets import get_asset
 from payments.deposits import deposits_ingest, open_transfer_keys
 from payments.models import DerivationCounter
 

@@ -34,7 +34,7 @@ from django.utils import timezone
 from alerts.services import alert_raise
 from chains.base import BlockRef, ChainBackend, ChainUnavailable, Outcome, SignedTx, TxStatus, get_backend
 from chains.models import ChainTx, ChainTxStatus
-from payments.assets import get_asset
+from core.assets import get_asset
 from payments.deposit_reversals import deposit_remined, deposit_reverse, remined
 from payments.models import Deposit
 

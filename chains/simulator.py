@@ -13,11 +13,11 @@ from chains.addresses import InvalidAddress, validate_address
 from chains.base import is_sandbox, sandbox_codes
 from chains.sandbox import new_txid, tip_height
 from chains.scanning import chain_scan
-from payments.assets import check_amount_decimals, get_asset
+from core.assets import check_amount_decimals, get_asset
+from core.errors import FieldError, NotFound, UnsupportedAsset, ValidationFailed
+from core.money import InvalidAmount, amount_input
 from payments.deposits import route_lookup
-from payments.errors import FieldError, NotFound, UnsupportedAsset, ValidationFailed
 from payments.models import Company, DepositAddress, SandboxBlock, SandboxTransaction
-from payments.money import InvalidAmount, amount_input
 
 MAX_BLOCKS_PER_CALL = 100
 

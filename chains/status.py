@@ -13,8 +13,8 @@ from chains.models import ChainCursor
 from chains.scanning import scanned_with
 from chains.settled import reversed_counts
 from chains.wallets import wallet_reading
-from payments.assets import all_assets
-from payments.money import exact_sum
+from core.assets import all_assets
+from core.money import exact_sum
 from withdrawals.models import Withdrawal
 
 

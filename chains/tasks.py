@@ -7,7 +7,7 @@ from celery import shared_task
 from chains.base import ChainUnavailable, is_offered, offered_codes
 from chains.scanning import chain_scan, chain_watch
 from chains.settled import settled_watch
-from payments.assets import all_assets
+from core.assets import all_assets
 
 logger = logging.getLogger(__name__)
 

@@ -3,9 +3,9 @@ import os
 from django.conf import settings
 from django.core.asgi import get_asgi_application
 
-from config.runtime import settle_gc
-from config.wakeup import coalesce_wakes
-from payments.wsgi import asgi_charset_guard
+from core.runtime import settle_gc
+from core.wakeup import coalesce_wakes
+from core.wsgi import asgi_charset_guard
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
 application = asgi_charset_guard(get_asgi_application())

@@ -22,11 +22,11 @@ from celery.signals import (
     worker_shutting_down,
 )
 
-from config import request_id
+from core import request_id
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
 
-app = Celery("kassa", task_cls="config.celery_task:KassaTask")
+app = Celery("kassa", task_cls="core.celery_task:KassaTask")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
@@ -58,8 +58,8 @@ def log_worker_settings(**kwargs: Any) -> None:
 @worker_init.connect
 @worker_process_init.connect
 def settle_after_start_up(**kwargs: Any) -> None:
-    """The worker (and each pool process it forks) has loaded everything: config.runtime.settle_gc."""
-    from config.runtime import settle_gc
+    """The worker (and each pool process it forks) has loaded everything: core.runtime.settle_gc."""
+    from core.runtime import settle_gc
 
     settle_gc()
 
@@ -140,7 +140,7 @@ def close_old_database_connections(sender: Any = None, **kwargs: Any) -> None:
 
 @setup_logging.connect
 def use_django_logging(**kwargs: Any) -> None:
-    """Worker and beat log as the web does (Django's LOGGING: JSON in production, config/logs.py): with a
+    """Worker and beat log as the web does (Django's LOGGING: JSON in production, core/logs.py): with a
     receiver here Celery configures no logging of its own, and worker_hijack_root_logger is off too."""
     from logging.config import dictConfig
 

@@ -2,7 +2,7 @@
 every other Kassa line: `--logger-class config.gunicorn_logging.JsonLogger` (docs/operations.md#logs).
 
 The access log stays gunicorn's default, off: Django writes the one access line per request
-(config/request_id.py), with the request id and the URL pattern, never the path or the query string.
+(core/request_id.py), with the request id and the URL pattern, never the path or the query string.
 LOG_FORMAT=text keeps gunicorn's own format.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 from gunicorn.glogging import Logger
 
-from config.logs import JsonFormatter, RedactSecretsFilter, RequestContextFilter
+from core.logs import JsonFormatter, RedactSecretsFilter, RequestContextFilter
 
 
 class JsonLogger(Logger):  # type: ignore[misc]

@@ -8,13 +8,13 @@ from rest_framework.response import Response
 
 from alerts.dashboard import urls as alert_pages
 from chains.dashboard import urls as sandbox_pages
+from config import views as service_views
 from config.metrics import views as metrics_views
+from core.api.renderers import KassaJSONRenderer
+from core.errors import api_not_found
 from invoices.dashboard import urls as invoice_pages
-from payments import views as core_views
-from payments.api.renderers import KassaJSONRenderer
 from payments.dashboard import urls as dashboard_shell
 from payments.dashboard.views.admin_login import admin_urls
-from payments.errors import api_not_found
 from payments.security import redoc_view, swagger_ui_view
 from security.dashboard import urls as security_pages
 from webhooks.dashboard import urls as webhook_pages
@@ -74,15 +74,15 @@ dashboard_patterns: list[URLPattern | URLResolver] = [
 ]
 
 urlpatterns = [
-    path("healthz", core_views.healthz, name="healthz"),
+    path("healthz", service_views.healthz, name="healthz"),
     path("metrics", metrics_views.metrics, name="metrics"),  # Prometheus, behind METRICS_TOKEN
-    path("readyz", core_views.readyz, name="readyz"),
-    path("sandbox/tx/<str:txid>", core_views.sandbox_transaction, name="sandbox-tx"),
+    path("readyz", service_views.readyz, name="readyz"),
+    path("sandbox/tx/<str:txid>", service_views.sandbox_transaction, name="sandbox-tx"),
     path("api/", include(api_patterns)),
     *admin_urls(),  # /admin/ only with ADMIN_ENABLED, its log-in throttled (payments/dashboard)
     path("dashboard/", include((dashboard_patterns, "dashboard"))),
     path("", include("invoices.urls")),  # the pay page at /<invoice_id>: last, it matches a bare UUID
 ]
 
-handler404 = "payments.views.page_not_found"
-handler500 = "payments.views.server_error"
+handler404 = "config.views.page_not_found"
+handler500 = "config.views.server_error"

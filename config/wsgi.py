@@ -3,9 +3,9 @@ import os
 from django.conf import settings
 from django.core.wsgi import get_wsgi_application
 
-from config.runtime import settle_gc
-from config.wakeup import coalesce_wakes
-from payments.wsgi import charset_guard
+from core.runtime import settle_gc
+from core.wakeup import coalesce_wakes
+from core.wsgi import charset_guard
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
 application = charset_guard(get_wsgi_application())

@@ -21,9 +21,9 @@ class InvoicesConfig(AppConfig):
 
 
 def _expire_now(options: dict) -> dict:  # type: ignore[type-arg]
+    from core.errors import FieldError, ValidationFailed
     from invoices.models import Invoice
     from invoices.services import invoice_close
-    from payments.errors import FieldError, ValidationFailed
 
     invoice = Invoice.objects.filter(pk=options["invoice"]).first() if _is_uuid(options["invoice"]) else None
     if invoice is None:

@@ -13,10 +13,9 @@ from django.db.models import Q
 from django.utils import timezone
 
 from chains.base import sandbox_codes
-from config import metrics
+from core import jsonutil, metrics
 from invoices.models import Invoice
 from invoices.rules import overdue_conditions, overdue_filter
-from payments import jsonutil
 from webhooks.models import WebhookEvent
 from webhooks.payloads import invoice_body
 from webhooks.services import webhook_publish_changed

@@ -8,7 +8,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from chains.simulator import MAX_BLOCKS_PER_CALL
-from payments.assets import get_asset
+from core.assets import get_asset
 
 
 class ProceedForm(forms.Form):

@@ -4,7 +4,7 @@ import uuid
 
 from django.db import models
 
-from payments.fields import MoneyField, money_check
+from core.fields import MoneyField, money_check
 from payments.models import Company, DepositAddress
 
 

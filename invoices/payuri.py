@@ -28,8 +28,8 @@ from web3 import Web3
 
 from chains.base import get_backend
 from chains.evm.config import evm_config
-from payments.assets import get_asset
-from payments.money import MONEY_CONTEXT, number_text
+from core.assets import get_asset
+from core.money import MONEY_CONTEXT, number_text
 
 # Mainnet ERC-20 contracts of the token codes (Ethereum, chain id 1).
 ERC20_CONTRACTS: dict[str, str] = {

@@ -14,12 +14,12 @@ from django.conf import settings
 from django.db.models import Q
 
 from chains.base import is_sandbox, offered_assets
+from core.assets import INVOICE_CURRENCIES, all_assets, get_asset
+from core.errors import FieldError, UnsupportedAsset, UnsupportedCurrency, ValidationFailed
+from core.money import MONEY_CONTEXT, InvalidAmount, check_range, decimal_places, quantize, wire_decimal
 from invoices.models import Invoice, UnderpaymentLimit
 from invoices.selectors import invoice_deposits
-from payments.assets import INVOICE_CURRENCIES, all_assets, get_asset
-from payments.errors import FieldError, UnsupportedAsset, UnsupportedCurrency, ValidationFailed
 from payments.models import Company, Deposit
-from payments.money import MONEY_CONTEXT, InvalidAmount, check_range, decimal_places, quantize, wire_decimal
 
 Status = Invoice.Status
 # A payment still moves an invoice in these statuses (before: not filled; after: final).

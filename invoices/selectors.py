@@ -11,10 +11,10 @@ from uuid import UUID
 from django.db import connection
 from django.db.models import Count, Prefetch, Q, QuerySet
 
+from core.errors import NotFound
+from core.rawread import ModelColumns
 from invoices.models import Invoice, InvoiceItem
-from payments.errors import NotFound
 from payments.models import Company, Deposit, DepositAddress
-from payments.rawread import ModelColumns
 from webhooks.models import WebhookEvent
 from webhooks.selectors import webhook_list_events
 
@@ -55,7 +55,7 @@ def _attach(invoice: Invoice, items: list[InvoiceItem], *, has_deposits: bool) -
 
 class _DetailsRead:
     """PostgreSQL: `_one_with_details` by primary key as one statement, built once per process (the ORM
-    would compile it on every call, which costs more than running it; payments.rawread). The items come in
+    would compile it on every call, which costs more than running it; core.rawread). The items come in
     the invoice's row as an array of JSON objects, the price as text so it stays the exact Decimal stored;
     the deposits are read only when the address has any, so a pay page polled while it waits for payment
     costs one query."""

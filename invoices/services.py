@@ -20,8 +20,13 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from chains.addresses import InvalidAddress, validate_address
-from config import metrics
-from config.request_id import log_objects
+from core import metrics
+from core.assets import get_asset, price_decimals
+from core.bulkinsert import insert_together
+from core.errors import FieldError, InvalidState, NotFound, UnsupportedAsset, ValidationFailed
+from core.money import MONEY_CONTEXT, InvalidAmount, check_range, exact_sum, quantize
+from core.rates import rate as current_rate
+from core.request_id import log_objects
 from invoices.expiry import close_unpaid, overdue_invoice_ids
 from invoices.models import Invoice, InvoiceItem
 from invoices.rules import (
@@ -33,14 +38,9 @@ from invoices.rules import (
     require_allowed,
     sandbox_can_drive,
 )
-from payments.assets import get_asset, price_decimals
-from payments.bulkinsert import insert_together
 from payments.deposit_addresses import deposit_address_allocate
-from payments.errors import FieldError, InvalidState, NotFound, UnsupportedAsset, ValidationFailed
 from payments.ledger import ledger_credit
 from payments.models import Company, Deposit, DepositAddress, LedgerEntry
-from payments.money import MONEY_CONTEXT, InvalidAmount, check_range, exact_sum, quantize
-from payments.rates import rate as current_rate
 from webhooks.models import WebhookEvent
 from webhooks.payloads import invoice_body
 from webhooks.services import webhook_enqueue, webhook_event_rows, webhook_publish_many

@@ -27,6 +27,10 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from chains.base import is_sandbox
 from chains.simulator import sandbox_deposit, sandbox_mine
+from core.assets import Asset, get_asset, price_decimals
+from core.errors import DomainError, InvalidState, NotFound, ValidationFailed
+from core.money import MONEY_CONTEXT, format_amount, number_text, quantize
+from core.rates import RateUnavailable
 from invoices.api.views import PublicInvoiceThrottle
 from invoices.forms import MineForm, ProceedForm
 from invoices.models import Invoice
@@ -34,11 +38,7 @@ from invoices.payuri import carries_amount, payment_uri, qr_svg
 from invoices.rules import ACCEPTS_PAYMENT, allowed_codes, amount_still_due, sandbox_can_drive
 from invoices.selectors import invoice_deposits, invoice_get_public
 from invoices.services import TRANSITIONS, invoice_close, invoice_fill
-from payments.assets import Asset, get_asset, price_decimals
 from payments.deposit_addresses import AddressesNotReady
-from payments.errors import DomainError, InvalidState, NotFound, ValidationFailed
-from payments.money import MONEY_CONTEXT, format_amount, number_text, quantize
-from payments.rates import RateUnavailable
 
 Status = Invoice.Status
 

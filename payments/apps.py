@@ -8,11 +8,11 @@ class PaymentsConfig(AppConfig):
     def ready(self) -> None:
         from django.db.backends.signals import connection_created
 
-        from payments.fields import register_sqlite_functions
+        from core.fields import register_sqlite_functions
 
         connection_created.connect(register_sqlite_functions, dispatch_uid="kassa-money-sum")
 
-        from config.statements import cache_long_statements
+        from core.statements import cache_long_statements
 
         cache_long_statements()  # psycopg keeps the conversion of Kassa's long one-statement writes
 

@@ -81,7 +81,7 @@ def check_field_encryption_key(**kwargs: Any) -> list[CheckMessage]:
     """Signing secrets are encrypted with these keys; a bad one would fail only at first use (keys.py)."""
     value = settings.FIELD_ENCRYPTION_KEY
     hint = f"Set the FIELD_ENCRYPTION_KEY environment variable; make a key with: {_MAKE_FERNET_KEY}"
-    # Empty parts are skipped, as payments/keys.py does when it builds the keys.
+    # Empty parts are skipped, as core/keys.py does when it builds the keys.
     keys = [key.strip() for key in value.split(",") if key.strip()] if isinstance(value, str) else []
     if not keys:
         return [Error("FIELD_ENCRYPTION_KEY is not set.", hint=hint, id="kassa.E002")]

@@ -11,11 +11,11 @@ from django.db import IntegrityError, transaction
 from chains.addresses import route_key
 from chains.base import get_backend
 from chains.scanning import WATCH_AHEAD, watched_until
-from config.tasks import task
-from payments.assets import get_asset
-from payments.errors import DomainError
+from core.assets import get_asset
+from core.errors import DomainError
+from core.tasks import task
+from core.throttle import SHARED_CACHE_FAILURES
 from payments.models import Company, DepositAddress, DerivationCounter
-from payments.throttle import SHARED_CACHE_FAILURES
 
 logger = logging.getLogger(__name__)
 

@@ -24,8 +24,9 @@ from django.db import DEFAULT_DB_ALIAS, NotSupportedError, connections, transact
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.utils import timezone
 
-from payments.assets import Asset, get_asset
-from payments.bulkinsert import Expr, Source
+from core.assets import Asset, get_asset
+from core.bulkinsert import Expr, Source
+from core.money import MONEY_CONTEXT
 from payments.ledger import (
     CompanyId,
     InsufficientBalance,
@@ -35,7 +36,6 @@ from payments.ledger import (
     _require_reference,
 )
 from payments.models import Account, LedgerEntry
-from payments.money import MONEY_CONTEXT
 
 _ZERO = Decimal(0)
 
@@ -123,7 +123,7 @@ def ledger_hold_source(
     *, company_id: CompanyId, code: str, amount: Decimal, after: AfterHold, after_params: Sequence[Any]
 ) -> tuple[Source, LedgerEntry]:
     """`ledger_hold_fresh` of one amount for a caller in autocommit that writes its rows in the same
-    statement: `insert_together(entry, *its rows, source=...)` (payments.bulkinsert). The hold, `after` and
+    statement: `insert_together(entry, *its rows, source=...)` (core.bulkinsert). The hold, `after` and
     the rows then commit together, or nothing is written at all.
 
     The source's one row, `hold`, holds the account's key (`hold.account_id`) and what `after` returned

@@ -21,12 +21,12 @@ from uuid import UUID
 
 from django.db import IntegrityError, transaction
 
-from payments.assets import Asset, get_asset
-from payments.bulkinsert import bulk_insert
-from payments.errors import DomainError, FieldError
-from payments.fields import MoneySum
+from core.assets import Asset, get_asset
+from core.bulkinsert import bulk_insert
+from core.errors import DomainError, FieldError
+from core.fields import MoneySum
+from core.money import MONEY_CONTEXT, NotAnAmountType, check_range, decimal_places, number_text
 from payments.models import Account, LedgerEntry
-from payments.money import MONEY_CONTEXT, NotAnAmountType, check_range, decimal_places, number_text
 
 Kind = LedgerEntry.Kind
 CompanyId = UUID | str
@@ -412,7 +412,7 @@ def ledger_verify() -> list[str]:
     """Every account against the sums of its entries; one line per account that differs (empty: clean).
 
     One aggregate query, so the accounts and the sums come from the same snapshot and a write committing
-    meanwhile cannot show up as a false mismatch; MoneySum is exact on SQLite too (payments.fields).
+    meanwhile cannot show up as a false mismatch; MoneySum is exact on SQLite too (core.fields).
     """
     accounts = (
         Account.objects.annotate(

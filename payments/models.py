@@ -6,8 +6,8 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
-from payments.assets import BASE_ASSETS
-from payments.fields import MoneyField, money_check
+from core.assets import BASE_ASSETS
+from core.fields import MoneyField, money_check
 
 
 def _all_base_assets() -> list[str]:

@@ -8,8 +8,8 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework.permissions import AllowAny
 
+from core.errors import PROBLEM_CONTENT_TYPE
 from payments.auth import SandboxEnabled
-from payments.errors import PROBLEM_CONTENT_TYPE
 
 
 class BearerTokenScheme(OpenApiAuthenticationExtension):

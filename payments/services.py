@@ -19,9 +19,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from payments import keys
-from payments.assets import BASE_ASSETS
-from payments.errors import FieldError, ValidationFailed
+from core import keys
+from core.assets import BASE_ASSETS
+from core.errors import FieldError, ValidationFailed
 from payments.models import Company, FeePayer
 from webhooks.ssrf import UnsafeWebhookUrl, validate_webhook_url
 

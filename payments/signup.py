@@ -27,7 +27,7 @@ from django.db.models import Q
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from payments.errors import ValidationFailed
+from core.errors import ValidationFailed
 from payments.services import MerchantCredentials, merchant_create
 
 SIGNUP_LINK_SECONDS = 24 * 3600

@@ -8,10 +8,10 @@ from uuid import UUID
 from django.db import IntegrityError, connection, transaction
 
 from chains.base import is_sandbox, require_offered
-from payments.assets import get_asset, normalize_code
+from core.assets import get_asset, normalize_code
+from core.errors import FieldError, UnsupportedAsset, ValidationFailed
 from payments.deposit_addresses import deposit_address_allocate
 from payments.deposits import register_deposit_handler
-from payments.errors import FieldError, UnsupportedAsset, ValidationFailed
 from payments.ledger import Credit, ledger_credit_many
 from payments.models import Company, Deposit, DepositAddress, LedgerEntry, StaticDepositAddress
 from webhooks.models import WebhookEvent

@@ -7,7 +7,7 @@ from django.conf import settings
 
 from chains import simulator as sandbox
 from chains.base import is_sandbox
-from payments.assets import all_assets
+from core.assets import all_assets
 
 logger = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from payments.errors import FieldError, NotFound, ValidationFailed
+from core.errors import FieldError, NotFound, ValidationFailed
 from payments.models import ApiToken, Company
 from payments.services import token_hash
 

@@ -12,9 +12,9 @@ from typing import Any
 from django.db import transaction
 from django.http import HttpRequest
 
+from core.throttle import client_ip
 from payments.models import Company
 from payments.services import company_rotate_token
-from payments.throttle import client_ip
 from security.models import AuditEvent
 
 _DETAIL_MAX = AuditEvent._meta.get_field("detail").max_length or 255

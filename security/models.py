@@ -14,7 +14,7 @@ class TotpDevice(models.Model):
     user = models.OneToOneField(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="totp_device"
     )
-    secret_encrypted = models.TextField()  # base32 secret, encrypted like the signing secret (payments.keys)
+    secret_encrypted = models.TextField()  # base32 secret, encrypted like the signing secret (core.keys)
     is_confirmed = models.BooleanField(default=False)
     confirmed_at = models.DateTimeField(null=True, blank=True)
     # The newest 30-second time step a code was accepted for: that code and older ones are refused (replay).

@@ -17,7 +17,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from payments import throttle
+from core import throttle
 from security.audit import audit_user
 from security.totp import has_totp, verify
 

@@ -15,7 +15,7 @@ import pyotp
 from django.db import transaction
 from django.utils import timezone
 
-from payments import keys
+from core import keys
 from security.models import TotpDevice
 
 ISSUER = "Kassa"

@@ -11,8 +11,8 @@ from typing import Any
 
 from chains.models import ChainTx
 from chains.simulator import sandbox_deposit, sandbox_mine
+from core.assets import get_asset
 from invoices.models import Invoice
-from payments.assets import get_asset
 from payments.ledger import ledger_credit
 from payments.models import Company, LedgerEntry, SandboxTransaction
 from withdrawals.models import Withdrawal

@@ -19,9 +19,9 @@ import pyotp
 from django.contrib.auth import get_user_model
 from factory.django import DjangoModelFactory
 
+from core.assets import get_asset
 from invoices.models import Invoice
 from invoices.services import ItemInput, invoice_create, invoice_fill
-from payments.assets import get_asset
 from payments.models import Company, Deposit, DepositAddress, StaticDepositAddress
 from payments.services import MerchantCredentials, merchant_create
 from payments.static_deposits import static_address_get_or_create

@@ -8,7 +8,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("alerts", "chains", "config", "invoices", "payments", "security", "webhooks", "withdrawals")
+PACKAGES = (
+    "alerts",
+    "chains",
+    "config",
+    "core",
+    "invoices",
+    "payments",
+    "security",
+    "webhooks",
+    "withdrawals",
+)
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """The direct input checks of the busiest writes (a serializer's `direct_check`, run by
-payments.api.validation.validated) held to the serializers they stand in for: each answer is ("ok", the
+core.api.validation.validated) held to the serializers they stand in for: each answer is ("ok", the
 values made plain) or ("error", the detail of the ValidationError)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 from rest_framework.exceptions import ValidationError
 from rest_framework.serializers import Serializer
 
-from payments.api.validation import validated
+from core.api.validation import validated
 
 
 def by_serializer(serializer_class: type[Serializer], data: Any) -> tuple[str, Any]:

@@ -94,7 +94,7 @@ def _answers(rpc: RpcClient) -> bool:
 def _stop(rpc: RpcClient, process: subprocess.Popen[bytes]) -> None:
     # A node exits only once no client holds a kept-alive connection to it, or after they idle out
     # (-rpcservertimeout, 30 s). The clients the tests made and dropped still hold theirs until the cyclic
-    # collector frees them, which is rare once a module has imported config.wsgi (config.runtime.settle_gc):
+    # collector frees them, which is rare once a module has imported config.wsgi (core.runtime.settle_gc):
     # collected now, they close. A client still in use is cut by the kill after a short grace.
     gc.collect()
     with contextlib.suppress(NodeUnavailable, RpcError):  # already gone, or not up yet

@@ -17,7 +17,7 @@ def redis_caches(url: str) -> dict[str, object]:
     """CACHES with the production Redis cache at `url` (a prefix of its own, short timeouts)."""
     return {
         "default": {
-            "BACKEND": "config.cache.RedisCache",
+            "BACKEND": "core.cache.RedisCache",
             "LOCATION": url,
             "KEY_PREFIX": f"kassa-test-{uuid.uuid4().hex[:8]}",
             "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},

@@ -44,6 +44,12 @@ def test_the_graph_sees_imports_inside_functions(edges: list[Import]) -> None:
     assert any(edge.source == "payments.apps" for edge in lazy)
 
 
+def test_core_imports_no_app(edges: list[Import]) -> None:
+    # The ground floor: every app may use it, it uses none of them (nor config, the top floor).
+    upward = [edge for edge in edges if _app(edge.source) == "core" and _app(edge.target) != "core"]
+    assert upward == []
+
+
 def test_no_import_cycles(edges: list[Import]) -> None:
     assert cycles(edges) == []
 

@@ -26,9 +26,9 @@ from bench.cleanup import (
 )
 from bench.scale import SCALE_MERCHANT, SMALL_MERCHANT
 from chains.scanning import chain_scan
+from core.assets import get_asset
 from invoices.limits import underpayment_limits_set
 from invoices.rules import underpayment_limits_check
-from payments.assets import get_asset
 from payments.models import (
     Company,
     SandboxBlock,

@@ -45,7 +45,7 @@ def test_the_bench_logs_as_production_does() -> None:
     env = {key: value for key, value in os.environ.items() if key not in {"LOG_FORMAT", "LOG_LEVEL"}}
     script = (
         "import json, config.settings.bench as bench\n"
-        "from config.logs import logging_config\n"
+        "from core.logs import logging_config\n"
         "print(json.dumps([bench.LOGGING == logging_config('json', 'INFO'), bench.LOGGING['root']['level']]))"
     )
     done = subprocess.run(

@@ -11,8 +11,8 @@ from django.core.cache import cache
 from django.test import Client, RequestFactory
 from rest_framework.request import Request
 
+from core import throttle
 from invoices.api.views import PublicInvoiceThrottle
-from payments import throttle
 from payments.checks import check_num_proxies
 from tests.factories import PASSWORD
 from tests.test_production_settings import assert_refused, check_deploy, production_env

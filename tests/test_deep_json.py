@@ -3,7 +3,7 @@
 Python's JSON parser recurses once per nesting level, in C. With the recursion limit raised by a library
 (py_ecc, imported with web3, sets 100,000), 200 KB of `[` overflowed the C stack and the worker died with
 SIGSEGV. Bodies are now scanned for depth without recursion before any parser sees them
-(payments.jsonutil.refuse_deep), and the limit is set back at start-up (config.runtime.pin_recursion_limit).
+(core.jsonutil.refuse_deep), and the limit is set back at start-up (core.runtime.pin_recursion_limit).
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ from decimal import Decimal
 
 import pytest
 
+from core.errors import ValidationFailed
 from invoices.models import Invoice
-from payments.errors import ValidationFailed
 from payments.ledger import ledger_verify
 from payments.models import Account, Deposit
 from payments.services import token_hash

@@ -23,10 +23,10 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core.money import exact_sum
+from core.wsgi import neutralize_charset
 from invoices.models import Invoice, UnderpaymentLimit
 from payments.models import Account, Company, Deposit, LedgerEntry, QuarantinedTransfer, StaticDepositAddress
-from payments.money import exact_sum
-from payments.wsgi import neutralize_charset
 from tests.chain import fund
 from webhooks.models import WebhookEvent
 from withdrawals.models import AutoWithdrawalRule, IdempotencyKey, Withdrawal

@@ -331,7 +331,7 @@ def test_post_to_the_openapi_document_is_405_problem_json(anon):
 def test_asgi_guard_replaces_a_bytes_codec_charset_and_keeps_utf8():
     import asyncio
 
-    from payments.wsgi import REFUSED_CHARSET, asgi_charset_guard
+    from core.wsgi import REFUSED_CHARSET, asgi_charset_guard
 
     seen: list[list[tuple[bytes, bytes]]] = []
 
@@ -357,7 +357,7 @@ def _plain_django_view_that_fails(request):
 
 # Used only by the test below (pytest.mark.urls): a plain Django view under /api/, outside DRF's handler.
 urlpatterns = [path("api/plain-boom", _plain_django_view_that_fails)]
-handler500 = "payments.views.server_error"
+handler500 = "config.views.server_error"
 
 
 @pytest.mark.urls("tests.test_hostile_input")

@@ -1,4 +1,4 @@
-"""Structured logs and the request id (config/logs.py, config/request_id.py, docs/operations.md#logs).
+"""Structured logs and the request id (core/logs.py, core/request_id.py, docs/operations.md#logs).
 
 In-process tests capture the JSON lines production writes with the production formatter and filters on a
 handler of their own; the subprocess tests run the real settings modules and read the process's stderr.
@@ -19,10 +19,10 @@ from types import SimpleNamespace
 import pytest
 from django.test import Client, RequestFactory
 
-from config import request_id
 from config.celery import carry_request_id, drop_request_id, take_request_id
-from config.logs import JsonFormatter, RedactSecretsFilter, RequestContextFilter, logging_config, redact
-from payments.views import server_error, service_unavailable
+from config.views import server_error, service_unavailable
+from core import request_id
+from core.logs import JsonFormatter, RedactSecretsFilter, RequestContextFilter, logging_config, redact
 from tests.factories import PASSWORD
 from tests.test_production_settings import production_env
 

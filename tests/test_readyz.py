@@ -130,7 +130,7 @@ def test_a_broker_that_is_down_is_503_naming_it(client, broker):
 
 
 def test_a_database_that_is_down_is_503_naming_it(client, broker, monkeypatch):
-    from payments import views
+    from config import views
 
     def refused(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise OperationalError("connection refused")

@@ -107,7 +107,7 @@ def test_worker_processes_started_by_tests_name_their_settings_module(tmp_path, 
 
 
 def test_development_keys_are_generated_once_under_var(tmp_path):
-    from payments.keys import development_key
+    from core.keys import development_key
 
     first = development_key(tmp_path / "k", "fernet")
     second = development_key(tmp_path / "k", "fernet")

@@ -147,7 +147,7 @@ def test_the_web_unit_runs_gunicorn_on_loopback_with_real_modules_and_flags():
     assert parsed.args == ["config.wsgi"] and importlib.util.find_spec("config.wsgi") is not None
     assert parsed.bind == ["127.0.0.1:8000"]
     assert parsed.workers and parsed.workers >= 1
-    assert parsed.accesslog is None  # Django writes the access line (config/request_id.py)
+    assert parsed.accesslog is None  # Django writes the access line (core/request_id.py)
     assert issubclass(import_string(parsed.logger_class), Logger)
 
 

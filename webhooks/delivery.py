@@ -26,11 +26,11 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from config import metrics
-from config.request_id import log_objects
-from config.tasks import task
+from core import metrics
+from core.rawread import ModelColumns
+from core.request_id import log_objects
+from core.tasks import task
 from payments.models import Company
-from payments.rawread import ModelColumns
 from payments.services import company_previous_signing_secret, company_signing_secret
 from webhooks.http import deadline, delivery_session
 from webhooks.models import WebhookAttempt, WebhookEvent

@@ -1,6 +1,6 @@
 """One body builder per family, keys in the documented order (docs/api.md), types per docs/decisions.md.
 
-The builders return ordered dicts; `payments.jsonutil.dumps` writes them compactly with Decimals as raw
+The builders return ordered dicts; `core.jsonutil.dumps` writes them compactly with Decimals as raw
 numbers where the API reference types a number. A payment on the sandbox chain (simulated money) carries one
 more key after the documented ones, `"sandbox": true`; real payments never have it.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from payments.money import number_text
+from core.money import number_text
 
 INVOICE_MESSAGES = {
     "created": "Invoice created",

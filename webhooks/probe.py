@@ -12,11 +12,11 @@ from dataclasses import dataclass
 
 from django.utils import timezone
 
-from payments import jsonutil
-from payments.errors import InvalidState
+from core import jsonutil
+from core.errors import InvalidState
+from core.wire import iso_utc
 from payments.models import Company
 from payments.services import company_previous_signing_secret, company_signing_secret
-from payments.wire import iso_utc
 from webhooks.delivery import delivery_headers, webhook_post
 
 

@@ -5,7 +5,7 @@ from uuid import UUID
 from django.db.models import Count, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
-from payments.errors import NotFound
+from core.errors import NotFound
 from payments.models import Company
 from webhooks.models import WebhookAttempt, WebhookEvent
 

@@ -1,7 +1,7 @@
 """The webhook outbox: publish in the state change's transaction, dispatch, poll, redeliver.
 
 An event is written in the transaction of the state change it reports. After commit, a wake-up message
-(config.wakeup: one waiting message for any number of commits) runs the dispatcher, which reserves the new
+(core.wakeup: one waiting message for any number of commits) runs the dispatcher, which reserves the new
 events and sends one delivery message each (webhooks.delivery). The poller of beat sends what no message
 took: events whose message was lost, and retries whose wait was too long for a countdown message.
 """
@@ -21,11 +21,11 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from config.tasks import task
-from config.wakeup import Wake, wake_on_commit, wakes_on_commit
-from payments import jsonutil
-from payments.bulkinsert import bulk_insert
-from payments.errors import InvalidState, NotFound
+from core import jsonutil
+from core.bulkinsert import bulk_insert
+from core.errors import InvalidState, NotFound
+from core.tasks import task
+from core.wakeup import Wake, wake_on_commit, wakes_on_commit
 from payments.models import Company
 from webhooks.delivery import DELIVER_TASK
 from webhooks.models import WebhookEvent
@@ -72,7 +72,7 @@ def webhook_event_rows(events: Sequence[tuple[Company, str, str, dict[str, Any]]
 def webhook_enqueue(written: Sequence[WebhookEvent], *, also: Sequence[Wake] = ()) -> None:
     """Wake the dispatcher once the caller's transaction commits (at once in autocommit, where the statement
     that wrote them has committed already), if any event of `written` is to be delivered; and the tasks of
-    `also` (config.wakeup), in the same cache round trip."""
+    `also` (core.wakeup), in the same cache round trip."""
     pending = any(event.status == WebhookEvent.Status.PENDING for event in written)
     wakes_on_commit(*([(DISPATCH_TASK,)] if pending else []), *also)
 

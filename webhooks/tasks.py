@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from config.wakeup import woken
+from core.wakeup import woken
 from webhooks import delivery, services
 
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 from django.db import transaction
 
 from chains.models import ChainTxStatus
-from config.wakeup import wake_on_commit
-from payments.errors import InvalidState, NotFound
+from core.errors import InvalidState, NotFound
+from core.wakeup import wake_on_commit
 from payments.models import Company
 from withdrawals.models import Withdrawal, WithdrawalTx
 from withdrawals.policy import APPROVAL, hold_reasons, policy_now

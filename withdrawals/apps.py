@@ -29,7 +29,7 @@ class WithdrawalsConfig(AppConfig):
 
 
 def _reject_now(options: dict[str, Any]) -> dict[str, Any]:
-    from payments.errors import FieldError, ValidationFailed
+    from core.errors import FieldError, ValidationFailed
     from withdrawals.models import Withdrawal
     from withdrawals.services import withdrawal_sandbox_reject
 

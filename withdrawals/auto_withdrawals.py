@@ -24,11 +24,11 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 
 from chains.base import require_offered
-from payments.assets import get_asset
-from payments.errors import FieldError, UnsupportedAsset, ValidationFailed
+from core.assets import get_asset
+from core.errors import FieldError, UnsupportedAsset, ValidationFailed
+from core.money import MONEY_CONTEXT
 from payments.ledger import account_for_update
 from payments.models import Account, Company
-from payments.money import MONEY_CONTEXT
 from withdrawals.models import AutoWithdrawalRule, Withdrawal
 from withdrawals.policy import payout_policy_read
 from withdrawals.rules import TAG_NOT_SUPPORTED, WithdrawalItem, check_amount, check_destination, check_item
@@ -159,7 +159,7 @@ def auto_withdrawal_sweep_due(*, codes: Sequence[str] | None = None) -> list[Wit
     if codes is not None:
         due = due.filter(code__in=list(codes))
     rules = list(due.order_by("pk").values_list("pk", "company_id", "code", "amount"))
-    # Balances compared in Python: SQL compares SQLite's text-stored money as text (payments.fields).
+    # Balances compared in Python: SQL compares SQLite's text-stored money as text (core.fields).
     available = {
         (company_id, code): amount
         for company_id, code, amount in Account.objects.filter(

@@ -23,10 +23,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from payments.errors import FieldError, NotFound, ValidationFailed
+from core.errors import FieldError, NotFound, ValidationFailed
+from core.money import MONEY_CONTEXT
 from payments.ledger import InsufficientBalance, Shortfall
 from payments.models import Company
-from payments.money import MONEY_CONTEXT
 from payments.selectors import balance_list_for_company
 from withdrawals.models import PayoutDraft, Withdrawal
 from withdrawals.policy import Hold, LimitExceeded, payout_policy_preview

@@ -25,11 +25,11 @@ from typing import Any
 import psycopg
 from django.db import IntegrityError, connection
 
-from payments.bulkinsert import Expr, insert_together
+from core.bulkinsert import Expr, insert_together
+from core.money import MONEY_CONTEXT
 from payments.holds import AfterHold, ledger_hold_fresh, ledger_hold_source
 from payments.ledger import account_for_update, ledger_hold_unwritten
 from payments.models import Company, LedgerEntry
-from payments.money import MONEY_CONTEXT
 from webhooks.models import WebhookEvent
 from withdrawals.models import Withdrawal, WithdrawalCounter
 from withdrawals.rules import CheckedItem

@@ -33,8 +33,8 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from payments import jsonutil
-from payments.errors import DomainError, FieldError, IdempotencyConflict, ValidationFailed
+from core import jsonutil
+from core.errors import DomainError, FieldError, IdempotencyConflict, ValidationFailed
 from payments.models import Company
 from withdrawals.models import IdempotencyKey
 

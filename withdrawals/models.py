@@ -5,9 +5,9 @@ from decimal import Decimal, localcontext
 from django.db import models
 
 from chains.models import ChainTx
-from payments.fields import MoneyField, money_check
+from core.fields import MoneyField, money_check
+from core.money import MONEY_CONTEXT
 from payments.models import Company
-from payments.money import MONEY_CONTEXT
 
 
 class WithdrawalCounter(models.Model):

@@ -49,9 +49,9 @@ from chains.house import house_book_network_fee
 from chains.models import ChainTx, ChainTxStatus
 from chains.nonces import nonce_take
 from chains.wallets import payout_wallets_read
-from config import locks
-from config.tasks import task
-from payments.assets import get_asset
+from core import locks
+from core.assets import get_asset
+from core.tasks import task
 from withdrawals import services
 from withdrawals.models import Withdrawal, WithdrawalTx
 from withdrawals.policy import released
@@ -82,7 +82,7 @@ def _due(code: str) -> list[Withdrawal]:
 
 def payout_plan(code: str) -> list[int]:
     """Plan, sign and store the due withdrawals of `code`; returns the ids of the stored transactions. One
-    planner per code at a time, under a lock that dies with its holder (config.locks): a planner killed
+    planner per code at a time, under a lock that dies with its holder (core.locks): a planner killed
     mid-plan holds up no payout."""
     with locks.held(f"payout-plan:{code}") as taken:
         if not taken:

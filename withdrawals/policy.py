@@ -36,11 +36,11 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from payments.errors import FieldError, NotFound, ValidationFailed
-from payments.fields import MoneySum
+from core.errors import FieldError, NotFound, ValidationFailed
+from core.fields import MoneySum
+from core.money import MONEY_CONTEXT, decimal_places, number_text
+from core.wire import iso_utc
 from payments.models import Company
-from payments.money import MONEY_CONTEXT, decimal_places, number_text
-from payments.wire import iso_utc
 from security.totp import has_totp
 from withdrawals.models import PayoutAddress, PayoutLimit, PayoutPolicy, Withdrawal
 from withdrawals.rules import CheckedItem, check_asset, check_destination

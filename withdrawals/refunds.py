@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from decimal import localcontext
 
+from core.assets import get_asset
+from core.errors import FieldError, ValidationFailed
+from core.money import MONEY_CONTEXT, number_text
 from invoices.models import Invoice
-from payments.assets import get_asset
-from payments.errors import FieldError, ValidationFailed
 from payments.ledger import InsufficientBalance
-from payments.money import MONEY_CONTEXT, number_text
 from withdrawals.models import Withdrawal
 from withdrawals.rules import WithdrawalItem, check_item
 from withdrawals.services import insufficient_errors, withdrawal_accept

@@ -12,9 +12,9 @@ from decimal import Decimal
 
 from chains.addresses import InvalidAddress, validate_address
 from chains.base import require_offered
-from payments.assets import Asset
-from payments.errors import FieldError, UnsupportedAsset
-from payments.money import decimal_places, number_text
+from core.assets import Asset
+from core.errors import FieldError, UnsupportedAsset
+from core.money import decimal_places, number_text
 
 BELOW_MINIMUM = "below_minimum"
 TAG_REQUIRED = "tag_required"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 
-from payments.assets import Asset, all_assets
-from payments.errors import NotFound
+from core.assets import Asset, all_assets
+from core.errors import NotFound
 from payments.models import Company
 from withdrawals.models import AutoWithdrawalRule, Withdrawal
 

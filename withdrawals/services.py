@@ -37,13 +37,13 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from chains.base import get_backend, is_sandbox
-from config.request_id import log_objects
-from payments.assets import get_asset
-from payments.bulkinsert import insert_together
-from payments.errors import FieldError, InvalidState, NotFound, UnsupportedAsset, ValidationFailed
+from core.assets import get_asset
+from core.bulkinsert import insert_together
+from core.errors import FieldError, InvalidState, NotFound, UnsupportedAsset, ValidationFailed
+from core.money import number_text
+from core.request_id import log_objects
 from payments.ledger import InsufficientBalance, ledger_post, ledger_release
 from payments.models import Company, SandboxTransaction
-from payments.money import number_text
 from webhooks.models import WebhookEvent
 from webhooks.payloads import withdrawal_body
 from webhooks.services import webhook_enqueue, webhook_event_rows, webhook_publish

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from config.wakeup import woken
+from core.wakeup import woken
 from withdrawals import auto_withdrawals, drafts, idempotency, payouts
 
 

@@ -14,8 +14,8 @@ from django.views.decorators.http import require_POST
 from alerts.models import Alert
 from alerts.selectors import RECENT_DAYS, alert_list_open, alert_list_recent
 from alerts.services import alert_acknowledge, alert_resolve_by_person
+from core.errors import DomainError, NotFound
 from payments.dashboard.views.common import account_view
-from payments.errors import DomainError, NotFound
 from payments.models import Company
 
 P = ParamSpec("P")

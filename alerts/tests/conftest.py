@@ -28,7 +28,7 @@ class Messages(list[tuple[str, tuple]]):
 
 @pytest.fixture
 def messages(monkeypatch) -> Messages:
-    from config.celery_task import KassaTask
+    from core.celery_task import KassaTask
 
     sent = Messages()
 

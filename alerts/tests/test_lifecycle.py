@@ -11,7 +11,7 @@ from alerts.services import (
     alert_resolve_by_person,
     open_alerts,
 )
-from payments.errors import InvalidState, NotFound
+from core.errors import InvalidState, NotFound
 
 pytestmark = pytest.mark.django_db
 

@@ -13,12 +13,12 @@ from rest_framework.views import APIView
 from chains import simulator as sandbox
 from chains.base import get_backend
 from chains.sandbox import confirmations, tip_height
+from core.api.validation import validated
+from core.money import number_text
 from payments.api.fields import AmountField, CodeField, StrictCharField
 from payments.api.schema_types import SandboxBlocksSchema, SandboxTransactionSchema
-from payments.api.validation import validated
 from payments.auth import SANDBOX_API_PERMISSIONS, current_company
 from payments.models import Deposit, SandboxTransaction
-from payments.money import number_text
 
 
 class SandboxDepositInputSerializer(serializers.Serializer):

@@ -67,7 +67,7 @@ from chains.bitcoincore.rpc import (
 from chains.derivation import derive_address, development_xpub
 from chains.models import WatchRange
 from chains.nodes import NodeConfig, node_config
-from payments.assets import get_asset
+from core.assets import get_asset
 
 logger = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ from typing import Any, Protocol
 
 from chains.base import FeeQuote, SignedTx, Signer, UnsignedTx
 from chains.bitcoincore.rpc import RPC_INVALID_ADDRESS_OR_KEY, SATOSHI, RpcError
-from payments.assets import DUST_LIMITS, get_asset
+from core.assets import DUST_LIMITS, get_asset
 
 
 class Rpc(Protocol):

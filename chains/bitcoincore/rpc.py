@@ -21,7 +21,7 @@ import requests
 
 from chains.answers import limited_session
 from chains.base import ChainUnavailable
-from payments import jsonutil
+from core import jsonutil
 
 CONNECT_TIMEOUT_SECONDS = 3
 SATOSHI = Decimal("0.00000001")  # amounts in answers and calls have at most 8 places
@@ -87,7 +87,7 @@ class RpcClient:
         return client
 
     def call(self, method: str, *params: Any) -> Any:
-        # Decimal params go out as JSON numbers written from their exact digits (payments.jsonutil).
+        # Decimal params go out as JSON numbers written from their exact digits (core.jsonutil).
         body = jsonutil.dumps({"jsonrpc": "1.0", "id": next(_ids), "method": method, "params": list(params)})
         try:
             response = self._session.post(

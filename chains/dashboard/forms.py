@@ -8,9 +8,9 @@ from django import forms
 
 from chains.base import sandbox_codes
 from chains.simulator import MAX_BLOCKS_PER_CALL
+from core.money import InvalidAmount, amount_input
 from payments.dashboard.forms.base import code_choices, set_choices
 from payments.models import SandboxTransaction
-from payments.money import InvalidAmount, amount_input
 
 
 class SandboxDepositForm(forms.Form):

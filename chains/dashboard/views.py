@@ -20,13 +20,13 @@ from chains.dashboard.forms import SandboxDepositForm, SandboxMineForm
 from chains.sandbox import tip_height
 from chains.simulator import sandbox_deposit, sandbox_mine
 from chains.status import chain_status
-from payments.assets import get_asset
+from core.assets import get_asset
+from core.errors import DomainError, NotFound, ValidationFailed
+from core.money import number_text
 from payments.dashboard.forms.base import add_field_errors
 from payments.dashboard.selectors import deposit_list_for_company
 from payments.dashboard.views.common import merchant_view
-from payments.errors import DomainError, NotFound, ValidationFailed
 from payments.models import Company
-from payments.money import number_text
 
 
 def _require_sandbox() -> list[str]:

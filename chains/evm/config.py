@@ -34,7 +34,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 
 from chains.nodes import node_url, positive_decimal
-from payments.assets import get_asset
+from core.assets import get_asset
 
 GWEI = Decimal(10) ** 9
 _KEYS = {

@@ -18,8 +18,8 @@ from chains.base import BlockRef, ChainUnavailable
 from chains.derivation import derive_internal_address
 from chains.evm.config import EvmConfig, chain_codes, evm_config
 from chains.evm.contracts import ERC20_ABI
-from payments.assets import get_asset
-from payments.money import quantize
+from core.assets import get_asset
+from core.money import quantize
 
 # Encodes and decodes the ERC-20 calls and events the backend uses (no node needed for that).
 ERC20 = Web3().eth.contract(abi=ERC20_ABI)

@@ -31,7 +31,7 @@ from web3 import Web3
 from chains.evm.config import EvmConfig, evm_config
 from chains.evm.node import coin, transfer_call
 from chains.models import ChainTx, ChainTxStatus, Sweep
-from payments.money import number_text
+from core.money import number_text
 from withdrawals.models import Withdrawal
 
 MAX_GAS = 500_000

@@ -14,7 +14,7 @@ from web3.exceptions import BlockNotFound, TransactionNotFound, Web3Exception
 from chains.base import DROPPED, FAILED, PENDING, BlockRef, ChainTransfer, ScanResult, TransferKey
 from chains.evm.config import EvmConfig, evm_config
 from chains.evm.node import ERC20, TRANSFER_TOPIC, EvmNode, from_units
-from payments.assets import all_assets, get_asset
+from core.assets import all_assets, get_asset
 from payments.models import Deposit, DepositAddress
 
 logger = logging.getLogger(__name__)

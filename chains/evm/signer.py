@@ -44,7 +44,7 @@ from chains.derivation import DEVELOPMENT_MNEMONIC, derive_address, derive_inter
 from chains.evm.config import evm_config
 from chains.evm.node import coin
 from chains.evm.policy import Approved, SignRefused, check
-from payments.money import number_text
+from core.money import number_text
 
 logger = logging.getLogger(__name__)
 

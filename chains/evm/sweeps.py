@@ -35,9 +35,9 @@ from chains.evm.node import NATIVE_GAS, coin, from_units, hot_address, to_units
 from chains.house import house_book_network_fee
 from chains.models import ChainTx, ChainTxStatus, Sweep
 from chains.nonces import nonce_take
-from payments.assets import get_asset
+from core.assets import get_asset
+from core.money import number_text
 from payments.models import Deposit, DepositAddress
-from payments.money import number_text
 
 logger = logging.getLogger(__name__)
 

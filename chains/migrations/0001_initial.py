@@ -3,7 +3,7 @@
 import django.db.models.deletion
 import django.db.models.functions.comparison
 import django.db.models.lookups
-import payments.fields
+import core.fields
 from django.db import migrations, models
 
 
@@ -46,7 +46,7 @@ class Migration(migrations.Migration):
                 ('txid', models.CharField(max_length=128, unique=True)),
                 ('raw', models.TextField()),
                 ('status', models.CharField(choices=[('signed', 'Signed'), ('broadcast', 'Broadcast'), ('confirmed', 'Confirmed'), ('replaced', 'Replaced'), ('failed', 'Failed')], default='signed', max_length=16)),
-                ('fee', payments.fields.MoneyField(decimal_places=18, max_digits=36)),
+                ('fee', core.fields.MoneyField(decimal_places=18, max_digits=36)),
                 ('fee_rate', models.CharField(blank=True, max_length=40)),
                 ('confirmations', models.IntegerField(default=0)),
                 ('attempts', models.PositiveIntegerField(default=0)),

@@ -3,7 +3,7 @@
 import django.db.models.deletion
 import django.db.models.functions.comparison
 import django.db.models.lookups
-import payments.fields
+import core.fields
 from django.db import migrations, models
 
 
@@ -17,7 +17,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='chaintx',
             name='fee_paid',
-            field=payments.fields.MoneyField(decimal_places=18, max_digits=36, null=True),
+            field=core.fields.MoneyField(decimal_places=18, max_digits=36, null=True),
         ),
         migrations.AddField(
             model_name='chaintx',
@@ -54,7 +54,7 @@ class Migration(migrations.Migration):
                 ('code', models.CharField(max_length=16)),
                 ('address', models.CharField(max_length=64)),
                 ('derivation_index', models.PositiveBigIntegerField()),
-                ('amount', payments.fields.MoneyField(decimal_places=18, max_digits=36)),
+                ('amount', core.fields.MoneyField(decimal_places=18, max_digits=36)),
                 ('status', models.CharField(choices=[('topup', 'Topup'), ('ready', 'Ready'), ('sent', 'Sent'), ('done', 'Done'), ('failed', 'Failed')], default='ready', max_length=16)),
                 ('last_error', models.CharField(blank=True, max_length=500)),
                 ('created_at', models.DateTimeField(auto_now_add=True)),

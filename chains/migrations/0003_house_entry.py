@@ -3,7 +3,7 @@
 import django.db.models.deletion
 import django.db.models.functions.comparison
 import django.db.models.lookups
-import payments.fields
+import core.fields
 from django.db import migrations, models
 
 
@@ -21,7 +21,7 @@ class Migration(migrations.Migration):
                 ('code', models.CharField(max_length=16)),
                 ('coin', models.CharField(max_length=16)),
                 ('kind', models.CharField(choices=[('network_fee', 'Network Fee')], default='network_fee', max_length=16)),
-                ('amount', payments.fields.MoneyField(decimal_places=18, max_digits=36)),
+                ('amount', core.fields.MoneyField(decimal_places=18, max_digits=36)),
                 ('created_at', models.DateTimeField(auto_now_add=True)),
                 ('chain_tx', models.OneToOneField(on_delete=django.db.models.deletion.PROTECT, related_name='house_entry', to='chains.chaintx')),
             ],

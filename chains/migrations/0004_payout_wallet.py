@@ -2,7 +2,7 @@
 
 import django.db.models.functions.comparison
 import django.db.models.lookups
-import payments.fields
+import core.fields
 from django.db import migrations, models
 
 
@@ -18,8 +18,8 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('code', models.CharField(max_length=16, unique=True)),
-                ('balance', payments.fields.MoneyField(decimal_places=18, max_digits=36)),
-                ('gas_tank', payments.fields.MoneyField(decimal_places=18, max_digits=36, null=True)),
+                ('balance', core.fields.MoneyField(decimal_places=18, max_digits=36)),
+                ('gas_tank', core.fields.MoneyField(decimal_places=18, max_digits=36, null=True)),
                 ('read_at', models.DateTimeField()),
             ],
             options={

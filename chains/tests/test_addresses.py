@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chains.addresses import InvalidAddress, is_valid_address, validate_address
-from payments.errors import UnsupportedAsset
+from core.errors import UnsupportedAsset
 
 EVM_CODES = ["eth", "usdterc20", "usdc", "bnb"]
 TRON_CODES = ["trx", "trc20usdt"]

@@ -20,8 +20,8 @@ from chains.models import ChainCursor, ChainTx, HouseEntry, PayoutWallet, WatchR
 from chains.scanning import WATCH_AHEAD, chain_scan
 from chains.status import chain_status
 from chains.tasks import chain_settled_watch_all
+from core.assets import get_asset
 from invoices.models import Invoice
-from payments.assets import get_asset
 from payments.ledger import ledger_verify
 from payments.models import Account, Deposit, DerivationCounter
 from tests.chain import fund

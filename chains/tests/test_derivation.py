@@ -33,8 +33,8 @@ from chains.derivation import (
     ton_deposit_address,
     uses_development_key,
 )
-from payments.assets import all_assets
-from payments.errors import UnsupportedAsset
+from core.assets import all_assets
+from core.errors import UnsupportedAsset
 
 SEED = Bip39SeedGenerator(DEVELOPMENT_MNEMONIC).Generate()
 OTHER_SEED = bytes(range(64))

@@ -23,8 +23,8 @@ from chains.base import (
 )
 from chains.models import ChainCursor, WatchRange
 from chains.scanning import WATCH_AHEAD, chain_scan
+from core.assets import get_asset
 from invoices.models import Invoice
-from payments.assets import get_asset
 from payments.models import Account, Deposit, QuarantinedTransfer
 from tests.factories import InvoiceFactory, StaticDepositAddressFactory
 from webhooks.models import WebhookEvent

@@ -30,8 +30,8 @@ from prometheus_client.metrics_core import Metric
 from alerts.models import OPEN_STATUSES, Alert
 from chains.models import ChainCursor, PayoutWallet
 from chains.settled import reversed_counts
+from core.fields import MoneySum
 from invoices.models import Invoice
-from payments.fields import MoneySum
 from webhooks.models import WebhookEvent
 from withdrawals.models import Withdrawal
 

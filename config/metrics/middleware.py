@@ -11,7 +11,7 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponseBase
 
-from config.metrics import HTTP_DURATION, HTTP_REQUESTS
+from core.metrics import HTTP_DURATION, HTTP_REQUESTS
 
 logger = logging.getLogger(__name__)
 

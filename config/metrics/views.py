@@ -17,8 +17,8 @@ from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, 
 from prometheus_client.metrics_core import Metric
 from prometheus_client.multiprocess import MultiProcessCollector
 
-from config.metrics import MULTIPROC_DIR
 from config.metrics.collector import DatabaseCollector
+from core.metrics import MULTIPROC_DIR
 
 LOOPBACK = frozenset({"127.0.0.1", "::1"})
 

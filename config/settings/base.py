@@ -28,7 +28,7 @@ PORT = env.int("PORT", default=8000)
 BASE_URL = env.str("BASE_URL", default=f"http://127.0.0.1:{PORT}").rstrip("/")
 PAY_URL = env.str("PAY_URL", default=BASE_URL).rstrip("/")
 
-# Signing secrets are encrypted with this key (Fernet, urlsafe base64 of 32 bytes); see payments/keys.py.
+# Signing secrets are encrypted with this key (Fernet, urlsafe base64 of 32 bytes); see core/keys.py.
 FIELD_ENCRYPTION_KEY = env.str("FIELD_ENCRYPTION_KEY", default="")
 # Production settings turn this on: every process refuses to start while a `kassa_deploy` check fails.
 KASSA_STARTUP_CHECKS = False
@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "core",
     "payments",
     "chains",
     "alerts",
@@ -56,7 +57,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "config.request_id.RequestIdMiddleware",  # first: X-Request-ID on every response, the access-log line
+    "core.request_id.RequestIdMiddleware",  # first: X-Request-ID on every response, the access-log line
     "config.metrics.middleware.MetricsMiddleware",  # before the rest: counts and times every answer
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",  # Content-Security-Policy: see "Security headers" below
@@ -128,7 +129,7 @@ if REDIS_URL:
     }
     CACHES = {
         "default": {
-            "BACKEND": "config.cache.RedisCache",  # Django's, reusing its Redis client (config/cache.py)
+            "BACKEND": "core.cache.RedisCache",  # Django's, reusing its Redis client (core/cache.py)
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "kassa",
             # As the broker's: a Redis that is down or unreachable fails a cache call within seconds.
@@ -154,7 +155,7 @@ else:
         (CELERY_BROKER_DIR / folder).mkdir(parents=True, exist_ok=True)
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
-# A broker that is down: a publish gives up after ~1 s (its work is in the database, config/celery_task.py).
+# A broker that is down: a publish gives up after ~1 s (its work is in the database, core/celery_task.py).
 CELERY_TASK_PUBLISH_RETRY_POLICY = {
     "max_retries": 2,
     "interval_start": 0,
@@ -189,11 +190,11 @@ CELERY_TASK_IGNORE_RESULT = True
 # (config.celery): a task that hangs never keeps a worker, or its broker's files, alive.
 WORKER_SHUTDOWN_SECONDS = env.float("WORKER_SHUTDOWN_SECONDS", default=20)
 # Tasks that take their work from the database (the webhook dispatcher, the payout planner) are woken by one
-# waiting message, not one per commit (config/wakeup.py): a flag in the cache says a message waits, so the
+# waiting message, not one per commit (core/wakeup.py): a flag in the cache says a message waits, so the
 # cache must be shared by every process, which Redis is and local memory is not.
 WAKE_COALESCE = bool(REDIS_URL)
 WAKE_TTL_SECONDS = 30
-# A web process sends the wake-ups of its commits at most once per this many seconds (config.wakeup): the
+# A web process sends the wake-ups of its commits at most once per this many seconds (core.wakeup): the
 # first of a quiet spell at once, the rest together at the end of the window. 0 sends each at its commit.
 WAKE_DEBOUNCE_SECONDS = env.float("WAKE_DEBOUNCE_SECONDS", default=0.05)
 CELERY_TIMEZONE = "UTC"
@@ -263,12 +264,12 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["payments.api.authentication.BearerTokenAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["payments.auth.IsMerchant"],  # and the view's required_scopes
     "DEFAULT_THROTTLE_CLASSES": ["payments.api.authentication.ApiTokenThrottle"],
-    "DEFAULT_PARSER_CLASSES": ["payments.api.parsers.DecimalJSONParser"],
-    "DEFAULT_RENDERER_CLASSES": ["payments.api.renderers.KassaJSONRenderer"],
-    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "payments.api.renderers.AlwaysJSONNegotiation",
-    "EXCEPTION_HANDLER": "payments.errors.problem_exception_handler",
+    "DEFAULT_PARSER_CLASSES": ["core.api.parsers.DecimalJSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["core.api.renderers.KassaJSONRenderer"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "core.api.renderers.AlwaysJSONNegotiation",
+    "EXCEPTION_HANDLER": "core.errors.problem_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "payments.api.pagination.KassaPagination",
+    "DEFAULT_PAGINATION_CLASS": "core.api.pagination.KassaPagination",
     "PAGE_SIZE": 50,
     "UNAUTHENTICATED_USER": None,
 }
@@ -289,10 +290,10 @@ WEBHOOK_ALLOW_PRIVATE_HOSTS = env.bool("WEBHOOK_ALLOW_PRIVATE_HOSTS", default=Fa
 WEBHOOK_ALLOW_HTTP = env.bool("WEBHOOK_ALLOW_HTTP", default=False)
 # After a signing secret is rotated (or set), the previous one keeps signing beside it this long.
 WEBHOOK_SECRET_OVERLAP_HOURS = env.int("WEBHOOK_SECRET_OVERLAP_HOURS", default=24)
-# Per-code overrides of the asset registry, e.g. {"btc": {"min_withdrawal": "0.001"}} (payments/assets.py).
+# Per-code overrides of the asset registry, e.g. {"btc": {"min_withdrawal": "0.001"}} (core/assets.py).
 ASSET_OVERRIDES = json.loads(env.str("ASSET_OVERRIDES", default="{}"))
 
-# LOGGING (LOG_FORMAT, LOG_LEVEL): config/settings/operations.py, built by config/logs.py.
+# LOGGING (LOG_FORMAT, LOG_LEVEL): config/settings/operations.py, built by core/logs.py.
 
 # --- Webhook delivery (docs/decisions.md) -----------------------------------------------------------------
 WEBHOOK_CONNECT_TIMEOUT_SECONDS = 5
@@ -366,7 +367,7 @@ CELERY_BEAT_SCHEDULE["invoice-expiry"] = {
     "schedule": INVOICE_EXPIRY_SWEEP_SECONDS,
 }
 
-# --- Rates (payments/rates.py) --------------------------------------------------------------------------
+# --- Rates (core/rates.py) --------------------------------------------------------------------------
 # "static" (the table below, overlaid by RATES_FILE, which `manage.py update_rates` writes), "http" (a
 # CoinGecko-style /simple/price API), or a dotted path to a RateProvider class.
 RATES_PROVIDER = env.str("RATES_PROVIDER", default="static")

@@ -3,8 +3,8 @@
 Only these settings install the `bench` app (its table and `/bench/baseline`); test and production never do.
 """
 
-from config.logs import logging_config
-from payments.keys import development_key
+from core.keys import development_key
+from core.logs import logging_config
 
 from .base import *  # noqa: F403
 from .base import (
@@ -41,7 +41,7 @@ WEBHOOK_ALLOW_HTTP = env.bool("WEBHOOK_ALLOW_HTTP", default=True)  # local recei
 # counts it.
 NUM_PROXIES = env.int("NUM_PROXIES", default=1)
 REST_FRAMEWORK["NUM_PROXIES"] = NUM_PROXIES
-# The per-token budget stays on, counted as in production (payments.budgets: at this size a Redis round trip
+# The per-token budget stays on, counted as in production (core.budgets: at this size a Redis round trip
 # per lease of 100 requests), out of reach.
 API_TOKEN_RATE = env.str("API_TOKEN_RATE", default="1000000000/min")
 

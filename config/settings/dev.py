@@ -4,7 +4,7 @@ Processes load production settings unless told otherwise, so development command
 `DJANGO_SETTINGS_MODULE=config.settings.dev` (scripts/run.sh exports it).
 """
 
-from payments.keys import development_key
+from core.keys import development_key
 
 from .base import *  # noqa: F403
 from .base import FIELD_ENCRYPTION_KEY, SECRET_KEY, VAR_DIR, env

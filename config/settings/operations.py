@@ -42,10 +42,10 @@ METRICS_TOKEN = _env.str("METRICS_TOKEN", default="")
 METRICS_PAYOUT_STUCK_SECONDS = _env.int("METRICS_PAYOUT_STUCK_SECONDS", default=7200)
 # --- end Metrics ------------------------------------------------------------------------------------------
 
-# --- Logs, request id, readiness (config/logs.py, config/request_id.py, docs/operations.md#logs) ------------
+# --- Logs, request id, readiness (core/logs.py, core/request_id.py, docs/operations.md#logs) ------------
 # LOG_FORMAT: "json" (one object per line; production's default, production.py) or "text" (readable; the
 # default of development and tests). Worker and beat use the same LOGGING (config/celery.py).
-from config.logs import logging_config as _logging_config  # noqa: E402
+from core.logs import logging_config as _logging_config  # noqa: E402
 
 LOG_FORMAT = _env.str("LOG_FORMAT", default="text")
 LOG_LEVEL = _env.str("LOG_LEVEL", default="INFO")

@@ -7,7 +7,7 @@ SECRET_KEY, a missing or malformed FIELD_ENCRYPTION_KEY, or WEBHOOK_ALLOW_PRIVAT
 (payments/checks.py, chains/checks.py). `manage.py check --deploy` runs the same checks.
 """
 
-from config.logs import logging_config
+from core.logs import logging_config
 
 from .base import *  # noqa: F403
 from .base import LOG_LEVEL, env
@@ -31,6 +31,6 @@ if not SECURE_HSTS_PRELOAD:
 SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
 SECURE_CONTENT_TYPE_NOSNIFF = True
-# One JSON object per log line (config/logs.py); LOG_FORMAT=text for a person reading a terminal.
+# One JSON object per log line (core/logs.py); LOG_FORMAT=text for a person reading a terminal.
 LOG_FORMAT = env.str("LOG_FORMAT", default="json")
 LOGGING = logging_config(LOG_FORMAT, LOG_LEVEL)

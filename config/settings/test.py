@@ -2,7 +2,7 @@
 
 import os
 
-from payments.keys import development_key
+from core.keys import development_key
 
 from .base import *  # noqa: F403
 from .base import DATABASES, FIELD_ENCRYPTION_KEY, SECRET_KEY, VAR_DIR
@@ -27,7 +27,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {}
 CELERY_TASK_ALWAYS_EAGER = False
 # The tests' broker and their local-memory cache are both this process's: coalesced wake-ups work here too.
 WAKE_COALESCE = True
-# Each wake-up at its commit, so a test sees its message at once; tests/test_wakeup.py covers the coalescer.
+# Each wake-up at its commit, so a test sees it at once; core/tests/test_wakeup.py covers the coalescer.
 WAKE_DEBOUNCE_SECONDS = 0
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # A file, not :memory:, so worker processes started by reliability tests see the same database.

@@ -7,6 +7,11 @@ from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from rest_framework import serializers
 
 from chains.base import get_backend
+from core.api.validation import text_accepted
+from core.assets import BASE_ASSETS, get_asset, price_decimals
+from core.errors import ValidationFailed, as_drf_error
+from core.money import MAX_INTEGER_DIGITS, format_amount, number_text
+from core.wire import iso_utc
 from invoices.models import Invoice
 from invoices.rules import (
     ITEM_NAME_MAX_LENGTH,
@@ -20,12 +25,7 @@ from invoices.rules import (
 from invoices.selectors import invoice_deposits
 from payments.api.fields import CodeField, NonEmptyListSerializer, StrictCharField
 from payments.api.schema_fields import decimal_pattern, money_schema
-from payments.api.validation import text_accepted
-from payments.assets import BASE_ASSETS, get_asset, price_decimals
-from payments.errors import ValidationFailed, as_drf_error
-from payments.money import MAX_INTEGER_DIGITS, format_amount, number_text
 from payments.services import redirect_url_check
-from payments.wire import iso_utc
 
 View = Literal["create", "fill", "read"]
 
@@ -91,7 +91,7 @@ class InvoiceCreateInputSerializer(serializers.Serializer):
     def direct_check(data: Any) -> dict[str, Any] | None:
         """The usual body (a currency, items of a name and a price, perhaps isMerchantPaysFee) checked as
         the fields above check it, at a fraction of their cost on the busiest write of the API; None for
-        any other (payments.api.validation). invoices/tests/test_create_input.py holds it to the fields."""
+        any other (core.api.validation). invoices/tests/test_create_input.py holds it to the fields."""
         if type(data) is not dict or not data.keys() <= _CREATE_KEYS:
             return None
         currency, items = data.get("invoiceCurrency"), data.get("items")

@@ -11,16 +11,16 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.api.validation import validated
+from core.assets import all_assets
+from core.money import number_text
 from invoices.api.schema_types import UnderpaymentLimitsPatchSchema, UnderpaymentLimitsSchema
 from invoices.api.serializers import RedirectUrlField
 from invoices.limits import underpayment_limits_set
 from invoices.models import UnderpaymentLimit
 from invoices.rules import underpayment_limits_check
-from payments.api.validation import validated
-from payments.assets import all_assets
 from payments.auth import current_company
 from payments.models import Company
-from payments.money import number_text
 from payments.services import company_set_redirect_url
 
 

@@ -10,6 +10,9 @@ from rest_framework.response import Response
 from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView
 
+from core.api.pagination import PAGE_PARAMETERS, KassaPagination, page_serializer
+from core.api.validation import validated
+from core.budgets import budget_take
 from invoices import selectors, services
 from invoices.api.schema_types import InvoiceCreatedSchema, InvoiceSchema
 from invoices.api.serializers import (
@@ -20,16 +23,13 @@ from invoices.api.serializers import (
 )
 from invoices.services import ItemInput
 from payments.api.fields import StrictCharField
-from payments.api.pagination import PAGE_PARAMETERS, KassaPagination, page_serializer
-from payments.api.validation import validated
 from payments.auth import SANDBOX_API_PERMISSIONS, ApiCredential, current_company
-from payments.budgets import budget_take
 from payments.schema import links, problem
 
 
 class PublicInvoiceThrottle(SimpleRateThrottle):
     """Per client address, a budget counted in the shared cache (Redis in production) across web processes
-    (payments.budgets). DRF's default keeps every request's time in a
+    (core.budgets). DRF's default keeps every request's time in a
     list it reads and writes back whole, which costs more the higher the rate and loses counts when two
     processes write at once."""
 

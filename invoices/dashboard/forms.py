@@ -9,6 +9,8 @@ from typing import Any
 from django import forms
 
 from chains.base import offered_codes
+from core.assets import BASE_ASSETS, INVOICE_CURRENCIES, get_asset
+from core.errors import FieldError, ValidationFailed
 from invoices.models import Invoice
 from invoices.rules import (
     ITEM_NAME_MAX_LENGTH,
@@ -17,14 +19,12 @@ from invoices.rules import (
     item_price_check,
     underpayment_limits_check,
 )
-from payments.assets import BASE_ASSETS, INVOICE_CURRENCIES, get_asset
 from payments.dashboard.forms.base import (
     FEE_PAYER_CHOICES,
     add_field_errors,
     code_choices,
     set_choices,
 )
-from payments.errors import FieldError, ValidationFailed
 from payments.models import Company, FeePayer
 from payments.services import redirect_url_check
 

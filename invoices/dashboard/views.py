@@ -17,6 +17,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from chains.base import get_backend, is_offered, sandbox_codes
+from core.assets import INVOICE_CURRENCIES, all_assets, get_asset, price_decimals
+from core.errors import DomainError, NotFound, ValidationFailed
+from core.money import format_amount, number_text
 from invoices.dashboard.forms import (
     InvoiceCreateForm,
     InvoiceFilterForm,
@@ -36,12 +39,9 @@ from invoices.selectors import (
     invoice_status_counts,
 )
 from invoices.services import ItemInput, invoice_accept, invoice_create, invoice_refund
-from payments.assets import INVOICE_CURRENCIES, all_assets, get_asset, price_decimals
 from payments.dashboard.forms.base import add_field_errors
 from payments.dashboard.views.common import merchant_view, paginate
-from payments.errors import DomainError, NotFound, ValidationFailed
 from payments.models import Company
-from payments.money import format_amount, number_text
 from payments.selectors import balance_list_for_company
 from payments.services import company_set_payment_settings, company_set_redirect_url
 from webhooks.models import WebhookEvent

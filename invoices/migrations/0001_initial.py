@@ -3,7 +3,7 @@
 import django.db.models.deletion
 import django.db.models.functions.comparison
 import django.db.models.lookups
-import payments.fields
+import core.fields
 import uuid
 from django.db import migrations, models
 
@@ -23,17 +23,17 @@ class Migration(migrations.Migration):
                 ('id', models.UUIDField(default=uuid.uuid4, editable=False, primary_key=True, serialize=False)),
                 ('status', models.CharField(choices=[('created', 'Created'), ('pending', 'Pending'), ('processing', 'Processing'), ('done', 'Done'), ('wrong', 'Wrong'), ('refunded', 'Refunded'), ('closed', 'Closed')], default='created', max_length=16)),
                 ('invoice_currency', models.CharField(max_length=16)),
-                ('total', payments.fields.MoneyField(decimal_places=18, max_digits=36)),
+                ('total', core.fields.MoneyField(decimal_places=18, max_digits=36)),
                 ('is_merchant_pays_fee', models.BooleanField(default=False)),
                 ('fixed_payment_code', models.CharField(blank=True, max_length=16)),
                 ('redirect_url', models.CharField(blank=True, max_length=2048)),
                 ('client_email', models.EmailField(blank=True, max_length=254)),
                 ('payment_code', models.CharField(blank=True, max_length=16)),
-                ('rate', payments.fields.MoneyField(decimal_places=18, max_digits=36, null=True)),
-                ('fee', payments.fields.MoneyField(decimal_places=18, max_digits=36, null=True)),
-                ('amount_due', payments.fields.MoneyField(decimal_places=18, max_digits=36, null=True)),
-                ('paid_amount', payments.fields.MoneyField(decimal_places=18, default=0, max_digits=36)),
-                ('credited_amount', payments.fields.MoneyField(decimal_places=18, default=0, max_digits=36)),
+                ('rate', core.fields.MoneyField(decimal_places=18, max_digits=36, null=True)),
+                ('fee', core.fields.MoneyField(decimal_places=18, max_digits=36, null=True)),
+                ('amount_due', core.fields.MoneyField(decimal_places=18, max_digits=36, null=True)),
+                ('paid_amount', core.fields.MoneyField(decimal_places=18, default=0, max_digits=36)),
+                ('credited_amount', core.fields.MoneyField(decimal_places=18, default=0, max_digits=36)),
                 ('filled_at', models.DateTimeField(null=True)),
                 ('expired_at', models.DateTimeField(null=True)),
                 ('refund_address', models.CharField(blank=True, max_length=128)),
@@ -53,7 +53,7 @@ class Migration(migrations.Migration):
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('position', models.PositiveIntegerField()),
                 ('name', models.CharField(max_length=500)),
-                ('price', payments.fields.MoneyField(decimal_places=18, max_digits=36)),
+                ('price', core.fields.MoneyField(decimal_places=18, max_digits=36)),
                 ('invoice', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='items', to='invoices.invoice')),
             ],
             options={
@@ -65,7 +65,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('code', models.CharField(max_length=16)),
-                ('static', payments.fields.MoneyField(decimal_places=18, default=0, max_digits=36)),
+                ('static', core.fields.MoneyField(decimal_places=18, default=0, max_digits=36)),
                 ('percentage', models.DecimalField(decimal_places=2, default=0, max_digits=5)),
                 ('company', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='underpayment_limits', to='payments.company')),
             ],

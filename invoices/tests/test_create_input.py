@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.api.validation import validated
 from invoices.api.serializers import InvoiceCreateInputSerializer
 from invoices.rules import ITEM_NAME_MAX_LENGTH
-from payments.api.validation import validated
 from tests.inputs import by_serializer, by_validated, plain, serializer_runs
 
 USUAL = {"invoiceCurrency": "usd", "items": [{"name": "Coffee", "price": Decimal("4.5")}]}

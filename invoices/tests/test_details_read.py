@@ -10,11 +10,11 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from core.errors import NotFound
 from invoices import selectors
 from invoices.api.serializers import invoice_representation
 from invoices.models import Invoice
 from invoices.services import ItemInput
-from payments.errors import NotFound
 from tests import chain
 from tests.factories import CompanyFactory, InvoiceFactory
 

@@ -35,6 +35,8 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from chains.addresses import validate_address
 from chains.derivation import derive_address
+from core.assets import INVOICE_CURRENCIES, all_assets, get_asset
+from core.errors import InvalidState, ValidationFailed
 from invoices import services
 from invoices.models import Invoice, InvoiceItem, UnderpaymentLimit
 from invoices.services import (
@@ -46,8 +48,6 @@ from invoices.services import (
     invoice_fill,
     invoice_refund,
 )
-from payments.assets import INVOICE_CURRENCIES, all_assets, get_asset
-from payments.errors import InvalidState, ValidationFailed
 from payments.ledger import ledger_verify
 from payments.models import Company, Deposit, LedgerEntry
 from payments.selectors import balance_list_for_company

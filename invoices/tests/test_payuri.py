@@ -106,7 +106,7 @@ def test_base_units_refuse_what_cannot_be_paid(amount):
 
 
 def test_a_code_without_a_rule_is_an_error_not_a_guess():
-    from payments.errors import UnsupportedAsset
+    from core.errors import UnsupportedAsset
 
     with pytest.raises(UnsupportedAsset):
         payment_uri("doge", address="D", amount=Decimal(1))

@@ -15,13 +15,12 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from config import wakeup
+from core import jsonutil, wakeup
+from core.assets import all_assets, get_asset
+from core.errors import InvalidState
 from invoices import services
 from invoices.models import Invoice
 from invoices.services import TRANSITIONS, ItemInput
-from payments import jsonutil
-from payments.assets import all_assets, get_asset
-from payments.errors import InvalidState
 from payments.models import Deposit, LedgerEntry
 from tests.chain import mine, pay
 from tests.factories import InvoiceFactory
@@ -216,7 +215,7 @@ def test_the_sweep_writes_each_closed_invoice_its_event(  # type: ignore[no-unty
         )
         assert event.status == (WebhookEvent.Status.PENDING if webhook_url else WebhookEvent.Status.SKIPPED)
         assert (event.next_attempt_at is not None) == bool(webhook_url)
-    # config.wakeup: (task, its args), once per batch; the other callbacks count metrics.
+    # core.wakeup: (task, its args), once per batch; the other callbacks count metrics.
     woken = [callback.args for callback in callbacks if getattr(callback, "func", None) is wakeup._wake]
     assert woken == ([((("webhooks.tasks.webhook_dispatch",),),)] * 2 if webhook_url else [])
     assert set(Invoice.objects.values_list("status", flat=True)) == {Status.CLOSED}

@@ -16,10 +16,10 @@ from rest_framework.authentication import BaseAuthentication
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
+from core.budgets import budget_take
+from core.throttle import client_ip
 from payments.auth import ApiCredential, parse_rate
-from payments.budgets import budget_take
 from payments.selectors import api_token_get_by_token, company_get_by_token
-from payments.throttle import client_ip
 from payments.tokens import SCOPED_TOKEN_PREFIX, api_token_touch, company_token_touch, network_allows
 
 
@@ -76,7 +76,7 @@ def _clock() -> float:
 
 class ApiTokenThrottle(BaseThrottle):
     """API_TOKEN_RATE per token (the company's own token: per company), a budget in fixed windows counted
-    in the shared cache across processes (payments.budgets). A default throttle of the API, so a view has
+    in the shared cache across processes (core.budgets). A default throttle of the API, so a view has
     it unless it names its own throttles (the public invoice endpoints)."""
 
     window_end = 0.0

@@ -10,9 +10,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.money import number_text
 from payments.api.schema_types import BaseAssetField, PaymentCodeField
 from payments.auth import current_company
-from payments.money import number_text
 from payments.selectors import balance_list_for_company
 
 

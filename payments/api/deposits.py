@@ -11,15 +11,15 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from chains.base import is_sandbox
+from core.api.validation import validated
+from core.assets import get_asset
+from core.wire import TimestampField
 from payments.api.fields import CodeField, StrictCharField
 from payments.api.schema_types import StaticDepositSchema
-from payments.api.validation import validated
-from payments.assets import get_asset
 from payments.auth import current_company
 from payments.models import StaticDepositAddress
 from payments.schema import problem
 from payments.static_deposits import static_address_get_or_create
-from payments.wire import TimestampField
 
 
 class StaticDepositInputSerializer(serializers.Serializer):

@@ -8,9 +8,9 @@ from typing import Any
 from rest_framework import serializers
 
 from chains.base import require_offered
-from payments.assets import check_amount_decimals
-from payments.errors import UnsupportedAsset, ValidationFailed
-from payments.money import MAX_DECIMALS, MAX_DIGITS, InvalidAmount, amount_input, wire_decimal
+from core.assets import check_amount_decimals
+from core.errors import UnsupportedAsset, ValidationFailed
+from core.money import MAX_DECIMALS, MAX_DIGITS, InvalidAmount, amount_input, wire_decimal
 
 
 class StrictCharField(serializers.CharField):
@@ -57,7 +57,7 @@ class WireDecimalField(serializers.DecimalField):
     """A DecimalField that takes only the wire format: a JSON number or a plain ASCII decimal string.
 
     DRF's own DecimalField runs the input through `Decimal(str(data).strip())`, which also takes spaces,
-    "1_000" and non-ASCII digits; `payments.money.wire_decimal` refuses those before DRF sees the value.
+    "1_000" and non-ASCII digits; `core.money.wire_decimal` refuses those before DRF sees the value.
     """
 
     def to_internal_value(self, data: Any) -> Decimal:
@@ -71,7 +71,7 @@ class WireDecimalField(serializers.DecimalField):
 
 class AmountField(serializers.DecimalField):
     """A positive amount as a JSON number or numeric string, read as Decimal (never through float), by the
-    rule the pages apply too (`payments.money.amount_input`); the caller checks the asset's decimals."""
+    rule the pages apply too (`core.money.amount_input`); the caller checks the asset's decimals."""
 
     allow_zero = False
 
@@ -92,7 +92,7 @@ class ThresholdField(AmountField):
 
 
 def check_asset_decimals(amount: Decimal, code: str, field: str = "amount") -> None:
-    """`payments.assets.check_amount_decimals` inside a serializer's validate(): the error on `field`."""
+    """`core.assets.check_amount_decimals` inside a serializer's validate(): the error on `field`."""
     try:
         check_amount_decimals(amount, code, field)
     except ValidationFailed as exc:

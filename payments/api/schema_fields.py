@@ -13,7 +13,7 @@ from drf_spectacular.plumbing import ResolvedComponent
 
 
 def decimal_pattern(*, whole: int, places: int, positive: bool = False, signed: bool = False) -> str:
-    """The plain decimal strings `payments.money.wire_decimal` reads ("10", "0.015"; no "+", exponent or
+    """The plain decimal strings `core.money.wire_decimal` reads ("10", "0.015"; no "+", exponent or
     bare "."), with at most `whole` digits before the point and `places` after it, leading and trailing
     zeros not counted; `positive`: not zero."""
     fraction = rf"(?:\.[0-9]{{1,{places}}}0*)?"
@@ -31,7 +31,7 @@ class AmountFieldScheme(OpenApiSerializerFieldExtension):
     match_subclasses = True
 
     def map_serializer_field(self, auto_schema, direction):  # type: ignore[no-untyped-def]
-        from payments.money import MAX_DECIMALS, MAX_INTEGER_DIGITS
+        from core.money import MAX_DECIMALS, MAX_INTEGER_DIGITS
 
         zero = self.target.allow_zero  # ThresholdField: 0 is a threshold
         pattern = decimal_pattern(whole=MAX_INTEGER_DIGITS, places=MAX_DECIMALS, positive=not zero)
@@ -68,7 +68,7 @@ CODE_SET_COMPONENTS = {
 def _code_sets() -> dict[str, tuple[list[str], str]]:
     """The sets a `StrictCharField(codes=...)` documents, as this deployment offers them now."""
     from chains.base import offered_assets, sandbox_codes
-    from payments.assets import INVOICE_CURRENCIES
+    from core.assets import INVOICE_CURRENCIES
 
     offered = [asset.code for asset in offered_assets()]
     return {

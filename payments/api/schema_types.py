@@ -7,7 +7,7 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
-from payments.assets import BASE_ASSETS, INVOICE_CURRENCIES, all_assets
+from core.assets import BASE_ASSETS, INVOICE_CURRENCIES, all_assets
 from payments.models import Deposit, SandboxTransaction
 
 PAYMENT_CODES = [asset.code for asset in all_assets()]

@@ -7,8 +7,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.api.validation import validated
 from payments.api.serializers import WebhookUrlInputSerializer, WebhookUrlOutputSerializer
-from payments.api.validation import validated
 from payments.auth import current_company
 from payments.services import company_set_webhook_url
 

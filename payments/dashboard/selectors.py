@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 
-from payments.assets import get_asset
+from core.assets import get_asset
 from payments.models import Company, Deposit, LedgerEntry, StaticDepositAddress
 
 

@@ -9,9 +9,9 @@ from typing import Any
 from django import template
 from django.http import QueryDict
 
-from payments.assets import price_decimals
-from payments.errors import DomainError
-from payments.money import InvalidAmount, format_amount, number_text
+from core.assets import price_decimals
+from core.errors import DomainError
+from core.money import InvalidAmount, format_amount, number_text
 
 register = template.Library()
 

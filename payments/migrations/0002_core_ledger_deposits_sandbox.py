@@ -3,7 +3,7 @@
 import django.db.models.deletion
 import django.db.models.functions.comparison
 import django.db.models.lookups
-import payments.fields
+import core.fields
 import uuid
 from django.db import migrations, models
 
@@ -37,8 +37,8 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('code', models.CharField(max_length=16)),
-                ('available', payments.fields.MoneyField(decimal_places=18, default=0, max_digits=36)),
-                ('held', payments.fields.MoneyField(decimal_places=18, default=0, max_digits=36)),
+                ('available', core.fields.MoneyField(decimal_places=18, default=0, max_digits=36)),
+                ('held', core.fields.MoneyField(decimal_places=18, default=0, max_digits=36)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
                 ('company', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='accounts', to='payments.company')),
             ],
@@ -67,7 +67,7 @@ class Migration(migrations.Migration):
                 ('address', models.CharField(max_length=128)),
                 ('tag', models.CharField(blank=True, max_length=64)),
                 ('from_address', models.CharField(blank=True, max_length=128)),
-                ('amount', payments.fields.MoneyField(decimal_places=18, max_digits=36)),
+                ('amount', core.fields.MoneyField(decimal_places=18, max_digits=36)),
                 ('confirmations', models.PositiveIntegerField(default=0)),
                 ('status', models.CharField(choices=[('seen', 'Seen'), ('confirmed', 'Confirmed'), ('failed', 'Failed'), ('frozen', 'Frozen')], default='seen', max_length=16)),
                 ('is_late', models.BooleanField(default=False)),
@@ -83,8 +83,8 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('kind', models.CharField(choices=[('deposit_credit', 'Deposit Credit'), ('invoice_credit', 'Invoice Credit'), ('withdrawal_hold', 'Withdrawal Hold'), ('withdrawal_release', 'Withdrawal Release'), ('withdrawal_post', 'Withdrawal Post'), ('adjustment', 'Adjustment')], max_length=24)),
-                ('available_delta', payments.fields.MoneyField(decimal_places=18, max_digits=36)),
-                ('held_delta', payments.fields.MoneyField(decimal_places=18, max_digits=36)),
+                ('available_delta', core.fields.MoneyField(decimal_places=18, max_digits=36)),
+                ('held_delta', core.fields.MoneyField(decimal_places=18, max_digits=36)),
                 ('reference', models.CharField(max_length=100)),
                 ('created_at', models.DateTimeField(auto_now_add=True)),
                 ('account', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='entries', to='payments.account')),
@@ -112,7 +112,7 @@ class Migration(migrations.Migration):
                 ('from_address', models.CharField(blank=True, max_length=128)),
                 ('to_address', models.CharField(max_length=128)),
                 ('tag', models.CharField(blank=True, max_length=64)),
-                ('amount', payments.fields.MoneyField(decimal_places=18, max_digits=36)),
+                ('amount', core.fields.MoneyField(decimal_places=18, max_digits=36)),
                 ('outcome', models.CharField(choices=[('confirm', 'Confirm'), ('fail', 'Fail'), ('freeze', 'Freeze')], default='confirm', max_length=16)),
                 ('block_height', models.PositiveBigIntegerField(null=True)),
                 ('reference', models.CharField(blank=True, max_length=100)),

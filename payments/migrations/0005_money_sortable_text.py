@@ -1,10 +1,10 @@
 """SQLite only: money columns move from plain decimal text to the order-preserving text of
-payments.fields (numbers sort and compare as numbers). PostgreSQL keeps numeric(36, 18): nothing to do."""
+core.fields (numbers sort and compare as numbers). PostgreSQL keeps numeric(36, 18): nothing to do."""
 
 
 from django.db import migrations
 
-from payments.fields import decode_sortable, encode_sortable
+from core.fields import decode_sortable, encode_sortable
 
 
 def _money_columns(apps):

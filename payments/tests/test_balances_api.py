@@ -5,7 +5,7 @@ from decimal import Decimal
 import pytest
 import yaml
 
-from payments.assets import all_assets
+from core.assets import all_assets
 from payments.ledger import ledger_hold
 from payments.selectors import balance_list_for_company
 from tests.chain import fund

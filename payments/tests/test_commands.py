@@ -5,10 +5,10 @@ import pytest
 from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
-from payments import keys
+from core import keys
+from core.wire import iso_utc
 from payments.models import Company
 from payments.services import company_rotate_token, company_signing_secret
-from payments.wire import iso_utc
 from security.models import AuditEvent
 
 pytestmark = pytest.mark.django_db

@@ -12,7 +12,7 @@ from django.contrib.auth import get_user_model
 from django.core import mail
 from rest_framework.test import APIClient
 
-from payments import throttle
+from core import throttle
 from payments.models import Company
 from payments.tests.test_dashboard_support import (  # noqa: F401 - fixtures
     CSRF_INPUT,

@@ -227,7 +227,7 @@ class RealChain:
 
 
 def test_the_sandbox_is_hidden_when_no_code_runs_on_it(dash, settings):
-    from payments.assets import all_assets
+    from core.assets import all_assets
 
     settings.CHAIN_BACKENDS = {asset.code: f"{__name__}.RealChain" for asset in all_assets()}
 

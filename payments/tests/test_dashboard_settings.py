@@ -11,8 +11,8 @@ from decimal import Decimal
 import pytest
 from rest_framework.test import APIClient
 
+from core.errors import InvalidState, ValidationFailed
 from invoices.models import UnderpaymentLimit
-from payments.errors import InvalidState, ValidationFailed
 from payments.services import (
     company_previous_signing_secret,
     company_set_signing_secret,

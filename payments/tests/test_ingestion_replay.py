@@ -12,7 +12,7 @@ import pytest
 from django.db import connection, transaction
 
 from chains.base import BlockRef, ChainTransfer
-from payments.assets import get_asset
+from core.assets import get_asset
 from payments.deposits import _ingest_batch, deposits_ingest
 from payments.models import Account, Deposit, QuarantinedTransfer
 from tests.factories import StaticDepositAddressFactory

@@ -8,8 +8,8 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from core.keyset import parse_position, position_text
 from invoices.models import Invoice
-from payments.keyset import parse_position, position_text
 from tests.factories import InvoiceFactory
 
 pytestmark = pytest.mark.django_db

@@ -10,7 +10,7 @@ from django.db import IntegrityError, NotSupportedError, connection, transaction
 from django.db.models import F
 from django.test.utils import CaptureQueriesContext
 
-from payments.errors import UnsupportedAsset
+from core.errors import UnsupportedAsset
 from payments.holds import AfterHold, ledger_hold_fresh
 from payments.ledger import (
     InsufficientBalance,

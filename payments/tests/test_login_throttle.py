@@ -15,7 +15,7 @@ from django.core.cache import cache
 from django.test import Client
 from django.urls import clear_url_caches
 
-from payments import throttle
+from core import throttle
 from security import totp
 from tests.factories import PASSWORD, TotpDeviceFactory, UserFactory
 

@@ -268,7 +268,7 @@ def test_every_list_answers_a_page_with_limit_and_offset(schema):
 
 
 def test_enums_are_the_registrys_codes(schema):
-    from payments.assets import BASE_ASSETS, INVOICE_CURRENCIES, all_assets
+    from core.assets import BASE_ASSETS, INVOICE_CURRENCIES, all_assets
 
     enums = schema["components"]["schemas"]
     assert enums["PaymentCodeEnum"]["enum"] == [asset.code for asset in all_assets()]

@@ -10,7 +10,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods
 
-from payments import throttle
+from core import throttle
 from payments.dashboard.views.common import account_view
 from payments.models import Company
 from security import login as pending

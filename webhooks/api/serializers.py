@@ -6,8 +6,8 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
-from payments import jsonutil
-from payments.wire import TimestampField
+from core import jsonutil
+from core.wire import TimestampField
 from webhooks.models import WebhookAttempt, WebhookEvent
 from webhooks.payloads import DEPOSIT_STATUSES, INVOICE_MESSAGES, WITHDRAWAL_STATUSES
 

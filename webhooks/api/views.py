@@ -7,8 +7,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from payments.api.pagination import PAGE_PARAMETERS, KassaPagination, page_serializer
-from payments.api.validation import validated
+from core.api.pagination import PAGE_PARAMETERS, KassaPagination, page_serializer
+from core.api.validation import validated
 from payments.auth import current_company
 from payments.schema import problem
 from webhooks import selectors, services

@@ -9,8 +9,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from core.errors import DomainError, NotFound
 from payments.dashboard.views.common import merchant_view, paginate
-from payments.errors import DomainError, NotFound
 from payments.models import Company
 from webhooks.dashboard.forms import WebhookEventFilterForm
 from webhooks.selectors import webhook_get_event, webhook_list_events

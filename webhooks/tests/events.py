@@ -34,7 +34,7 @@ def expire_lease(event: WebhookEvent) -> None:
 def capture_messages(monkeypatch) -> list[tuple[str, tuple]]:
     """Every task message the code under test publishes from now on, as (task name, args), kept here instead
     of reaching the broker."""
-    from config.celery_task import KassaTask
+    from core.celery_task import KassaTask
 
     sent: list[tuple[str, tuple]] = []
 

@@ -10,7 +10,7 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from config.wakeup import woken
+from core.wakeup import woken
 from payments.services import company_rotate_signing_secret, company_set_webhook_url
 from webhooks import delivery, services, ssrf
 from webhooks.delivery import DELIVER_TASK, webhook_deliver
@@ -449,7 +449,7 @@ def test_lost_message_after_claim_does_not_spin_later_events(merchant, receiver,
 
 def _capture_with_options(monkeypatch) -> list[tuple[str, tuple, dict]]:
     """Every task message sent from now on, as (task name, args, options such as `countdown`)."""
-    from config.celery_task import KassaTask
+    from core.celery_task import KassaTask
 
     sent: list[tuple[str, tuple, dict]] = []
     monkeypatch.setattr(

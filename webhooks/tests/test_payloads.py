@@ -5,7 +5,7 @@ from decimal import Decimal
 
 import pytest
 
-from payments import jsonutil
+from core import jsonutil
 from webhooks.payloads import INVOICE_MESSAGES, deposit_body, invoice_body, withdrawal_body
 
 

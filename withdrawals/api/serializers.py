@@ -11,14 +11,14 @@ from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
 from chains.base import is_sandbox
+from core.api.validation import text_accepted
+from core.assets import Asset
+from core.money import InvalidAmount, amount_input
+from core.wire import TimestampField
 from payments.api.balances import AmountTextField
 from payments.api.fields import AmountField, CodeField, CodeKeyedField, StrictCharField, ThresholdField
 from payments.api.schema_types import SANDBOX_HELP, PaymentCodeField
-from payments.api.validation import text_accepted
-from payments.assets import Asset
 from payments.models import MONEY
-from payments.money import InvalidAmount, amount_input
-from payments.wire import TimestampField
 from withdrawals.models import AutoWithdrawalRule, Withdrawal
 from withdrawals.policy import APPROVAL, NEW_ADDRESS, hold_body
 from withdrawals.services import explorer_link
@@ -72,7 +72,7 @@ class WithdrawInputSerializer(serializers.Serializer):
     @staticmethod
     def direct_check(data: Any) -> dict[str, Any] | None:
         """The usual body (items of an amount, an address, an asset and perhaps a tag) checked as the fields
-        above check it; None for any other (payments.api.validation). Other keys of an item are ignored, as
+        above check it; None for any other (core.api.validation). Other keys of an item are ignored, as
         the serializer ignores them. withdrawals/tests/test_withdraw_input.py holds it to the fields."""
         if type(data) is not dict or len(data) != 1 or type(items := data.get("items")) is not list:
             return None

@@ -7,10 +7,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from payments.api.pagination import PAGE_PARAMETERS, KassaPagination, page_serializer
-from payments.api.validation import validated
+from core.api.pagination import PAGE_PARAMETERS, KassaPagination, page_serializer
+from core.api.validation import validated
+from core.errors import FieldError, ValidationFailed, flatten_drf_errors
 from payments.auth import SANDBOX_API_PERMISSIONS, current_company
-from payments.errors import FieldError, ValidationFailed, flatten_drf_errors
 from payments.schema import links, problem
 from withdrawals import auto_withdrawals, selectors, services
 from withdrawals.api.serializers import (

@@ -2,7 +2,7 @@
 
 Columns `asset,to,amount,tag` (tag optional), with or without that header line; with a header the columns
 may come in any order (`address` and `memo` are accepted as names too). Each line is checked alone by the
-rules the API applies: its amount (payments.money.amount_input) and withdrawals.rules.check_item (address of
+rules the API applies: its amount (core.money.amount_input) and withdrawals.rules.check_item (address of
 the network, tag, minimum, decimals); the balance is checked by withdrawal_request when the merchant sends.
 """
 
@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from payments.errors import FieldError
+from core.errors import FieldError
+from core.money import InvalidAmount, amount_input, number_text
 from payments.models import Company
-from payments.money import InvalidAmount, amount_input, number_text
 from withdrawals.drafts import CodeTotal, code_totals
 from withdrawals.models import Withdrawal
 from withdrawals.rules import CheckedItem, WithdrawalItem, check_item

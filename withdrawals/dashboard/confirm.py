@@ -17,10 +17,10 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from core.errors import DomainError, NotFound, ValidationFailed
+from core.money import number_text
 from payments.dashboard.views.common import merchant_view
-from payments.errors import DomainError, NotFound, ValidationFailed
 from payments.models import Company
-from payments.money import number_text
 from security.audit import audit_record
 from security.stepup import is_fresh
 from security.totp import has_totp

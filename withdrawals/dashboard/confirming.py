@@ -9,7 +9,7 @@ from __future__ import annotations
 from django import forms
 from django.http import HttpRequest
 
-from payments import throttle
+from core import throttle
 from security.stepup import SCOPE, confirm, is_fresh, is_locked
 from security.totp import verify
 

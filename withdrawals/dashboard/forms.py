@@ -10,10 +10,10 @@ from typing import Any
 
 from django import forms
 
-from payments.assets import all_assets
+from core.assets import all_assets
+from core.errors import FieldError
+from core.money import InvalidAmount, amount_input, number_text
 from payments.dashboard.forms.base import add_field_errors, code_choices
-from payments.errors import FieldError
-from payments.money import InvalidAmount, amount_input, number_text
 from withdrawals.auto_withdrawals import RuleInput
 from withdrawals.dashboard.confirming import secret_field
 from withdrawals.models import AutoWithdrawalRule, Withdrawal

@@ -13,10 +13,10 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from chains.base import is_offered
-from payments.assets import all_assets
+from core.assets import all_assets
+from core.errors import NotFound, ValidationFailed
 from payments.dashboard.forms.base import add_field_errors
 from payments.dashboard.views.common import merchant_view
-from payments.errors import NotFound, ValidationFailed
 from payments.models import Company
 from security.audit import audit_record
 from security.dashboard.step_up import step_up_required

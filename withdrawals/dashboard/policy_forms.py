@@ -1,7 +1,7 @@
 """Payout policy forms: the cool-down and the limits per payment code, and the allowlist's new address.
 
 The rules are withdrawals.policy's (payout_policy_check, payout_address_add); these forms carry the values,
-read amounts as the other forms do (payments.money.amount_input) and show the rules' errors.
+read amounts as the other forms do (core.money.amount_input) and show the rules' errors.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from typing import Any
 
 from django import forms
 
+from core.errors import FieldError
+from core.money import InvalidAmount, amount_input, number_text
 from payments.dashboard.forms.base import add_field_errors, code_choices
-from payments.errors import FieldError
-from payments.money import InvalidAmount, amount_input, number_text
 from withdrawals.dashboard.confirming import secret_field
 from withdrawals.models import PayoutLimit
 from withdrawals.policy import LIMIT_FIELDS, MAX_COOLDOWN_HOURS, LimitInput

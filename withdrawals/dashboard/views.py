@@ -19,12 +19,12 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
 from chains.base import is_offered
-from payments.assets import all_assets
+from core.assets import all_assets
+from core.errors import NotFound, ValidationFailed
+from core.money import number_text
 from payments.dashboard.forms.base import add_field_errors
 from payments.dashboard.views.common import merchant_view, paginate
-from payments.errors import NotFound, ValidationFailed
 from payments.models import Company
-from payments.money import number_text
 from payments.selectors import balance_list_for_company
 from security.audit import audit_record
 from security.stepup import is_fresh

@@ -3,7 +3,7 @@
 import django.db.models.deletion
 import django.db.models.functions.comparison
 import django.db.models.lookups
-import payments.fields
+import core.fields
 from django.db import migrations, models
 
 
@@ -37,7 +37,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('code', models.CharField(max_length=16)),
-                ('amount', payments.fields.MoneyField(decimal_places=18, default=0, max_digits=36)),
+                ('amount', core.fields.MoneyField(decimal_places=18, default=0, max_digits=36)),
                 ('is_enabled', models.BooleanField(default=False)),
                 ('address', models.CharField(blank=True, max_length=128)),
                 ('tag', models.CharField(blank=True, max_length=64)),
@@ -75,8 +75,8 @@ class Migration(migrations.Migration):
                 ('code', models.CharField(max_length=16)),
                 ('to_address', models.CharField(max_length=128)),
                 ('tag', models.CharField(blank=True, max_length=64)),
-                ('amount', payments.fields.MoneyField(decimal_places=18, max_digits=36)),
-                ('fee', payments.fields.MoneyField(decimal_places=18, max_digits=36)),
+                ('amount', core.fields.MoneyField(decimal_places=18, max_digits=36)),
+                ('fee', core.fields.MoneyField(decimal_places=18, max_digits=36)),
                 ('status', models.CharField(choices=[('processing', 'Processing'), ('done', 'Done'), ('rejected', 'Rejected')], default='processing', max_length=16)),
                 ('txid', models.CharField(blank=True, max_length=128)),
                 ('is_automatic', models.BooleanField(default=False)),

@@ -3,7 +3,7 @@
 import django.db.models.deletion
 import django.db.models.functions.comparison
 import django.db.models.lookups
-import payments.fields
+import core.fields
 from django.db import migrations, models
 
 
@@ -44,9 +44,9 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('code', models.CharField(max_length=16)),
-                ('max_per_withdrawal', payments.fields.MoneyField(blank=True, decimal_places=18, max_digits=36, null=True)),
-                ('max_per_day', payments.fields.MoneyField(blank=True, decimal_places=18, max_digits=36, null=True)),
-                ('approval_above', payments.fields.MoneyField(blank=True, decimal_places=18, max_digits=36, null=True)),
+                ('max_per_withdrawal', core.fields.MoneyField(blank=True, decimal_places=18, max_digits=36, null=True)),
+                ('max_per_day', core.fields.MoneyField(blank=True, decimal_places=18, max_digits=36, null=True)),
+                ('approval_above', core.fields.MoneyField(blank=True, decimal_places=18, max_digits=36, null=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
             ],
         ),

@@ -10,7 +10,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from payments.bulkinsert import TOGETHER_MAX_ROWS
+from core.bulkinsert import TOGETHER_MAX_ROWS
 from payments.ledger import ledger_verify
 from payments.models import Account, LedgerEntry
 from tests.chain import fund
@@ -333,7 +333,7 @@ def _without_request_id(problem: dict) -> dict:  # type: ignore[type-arg]
 def test_the_one_statement_is_converted_once_then_taken_from_psycopgs_cache(
     api, merchant, monkeypatch, one_statement_runs
 ):
-    """The statement has more parameters than psycopg caches by default (config.statements): without the
+    """The statement has more parameters than psycopg caches by default (core.statements): without the
     raised limit every withdrawal scans its text again."""
     import psycopg._queries
 

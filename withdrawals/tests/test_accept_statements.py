@@ -15,7 +15,7 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from payments.bulkinsert import TOGETHER_MAX_ROWS
+from core.bulkinsert import TOGETHER_MAX_ROWS
 from payments.ledger import ledger_hold, ledger_verify
 from payments.models import LedgerEntry
 from tests.chain import fund

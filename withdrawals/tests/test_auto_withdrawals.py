@@ -5,7 +5,7 @@ from decimal import Decimal
 import pytest
 from django.db import IntegrityError, transaction
 
-from payments.assets import all_assets
+from core.assets import all_assets
 from payments.ledger import ledger_verify
 from tests.chain import api_mine, api_pay, fund
 from withdrawals.auto_withdrawals import auto_withdrawal_sweep, auto_withdrawal_sweep_due

@@ -24,8 +24,8 @@ from chains.base import (
 )
 from chains.models import ChainTx
 from chains.sandbox import SandboxBackend
+from core.money import number_text
 from payments.ledger import ledger_verify
-from payments.money import number_text
 from tests.chain import fund
 from withdrawals import payouts, services
 from withdrawals.models import Withdrawal

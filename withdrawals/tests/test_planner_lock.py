@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from django.db import connection, connections
 
-from config import locks
+from core import locks
 from tests.workers import ROOT, wait_for, worker_env
 from withdrawals import payouts
 

@@ -11,10 +11,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from payments.errors import InvalidState, NotFound, ValidationFailed
+from core.errors import InvalidState, NotFound, ValidationFailed
+from core.wire import iso_utc
 from payments.ledger import ledger_verify
 from payments.models import Company
-from payments.wire import iso_utc
 from tests.chain import fund, send_payouts
 from tests.factories import PayoutPolicyFactory, TotpDeviceFactory, WithdrawalFactory
 from webhooks.models import WebhookEvent

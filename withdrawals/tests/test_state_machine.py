@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from payments.errors import InvalidState
+from core.errors import InvalidState
 from payments.models import Account, LedgerEntry
 from tests.factories import WithdrawalFactory
 from webhooks.models import WebhookEvent

@@ -6,7 +6,7 @@ from decimal import Decimal
 import pytest
 from django.test import override_settings
 
-from payments.errors import RULE_CODES
+from core.errors import RULE_CODES
 from payments.models import LedgerEntry
 from tests.chain import fund
 from webhooks.models import WebhookEvent

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from payments.api.validation import validated
+from core.api.validation import validated
 from tests.inputs import by_serializer, by_validated, plain, serializer_runs
 from withdrawals.api.serializers import WithdrawInputSerializer
 

@@ -7,7 +7,7 @@ from alerts.models import Alert
 from alerts.outbox import alert_fields
 from alerts.selectors import alert_list_open, alert_list_recent
 from alerts.services import alert_acknowledge, alert_resolve_by_person
-from payments.errors import DomainError
+from core.errors import DomainError
 
 
 class Command(BaseCommand):

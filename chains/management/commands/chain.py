@@ -8,9 +8,9 @@ from chains.house import house_fees
 from chains.models import ChainCursor
 from chains.scanning import scanned_with
 from chains.status import CodeStatus, chain_status
-from payments.assets import get_asset
-from payments.errors import UnsupportedAsset
-from payments.money import number_text
+from core.assets import get_asset
+from core.errors import UnsupportedAsset
+from core.money import number_text
 
 
 class Command(BaseCommand):

@@ -6,8 +6,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from chains import simulator as sandbox
 from chains.base import sandbox_enabled
-from payments.errors import DomainError
-from payments.money import number_text
+from core.errors import DomainError
+from core.money import number_text
 
 
 class Command(BaseCommand):

@@ -11,7 +11,7 @@ from django.contrib.auth.forms import AuthenticationForm, PasswordResetForm
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 
-from payments import throttle
+from core import throttle
 
 # The scopes whose per-account counters a password reset clears: the password and the authenticator code
 # of the log-in (security/login.py counts wrong codes under "login-2fa").
@@ -60,7 +60,7 @@ class SignupConfirmForm(forms.Form):
 
 
 class LoginForm(AuthenticationForm):
-    """Django's login form, refused while any of the attempt's failure counters is full (payments.throttle):
+    """Django's login form, refused while any of the attempt's failure counters is full (core.throttle):
     its (username, IP) pair, the account from any address, or the address over any accounts."""
 
     THROTTLE_SCOPE = LOGIN_SCOPES[0]

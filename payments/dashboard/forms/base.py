@@ -1,4 +1,4 @@
-"""What the dashboard forms share. Field rules are the functions the API applies too (payments.money,
+"""What the dashboard forms share. Field rules are the functions the API applies too (core.money,
 invoices.rules, withdrawals.rules, the services), never restated here: a form renders inputs, calls those
 rules and maps their field errors onto its inputs."""
 
@@ -9,8 +9,8 @@ from collections.abc import Iterable, Mapping
 from django import forms
 
 from chains.base import offered_codes
-from payments.assets import all_assets
-from payments.errors import FieldError
+from core.assets import all_assets
+from core.errors import FieldError
 from payments.models import FeePayer
 
 FEE_PAYER_CHOICES = [

@@ -6,7 +6,7 @@ from typing import Any
 
 from django import forms
 
-from payments.assets import get_asset
+from core.assets import get_asset
 from payments.dashboard.forms.base import code_choices, set_choices
 
 

@@ -6,8 +6,8 @@ from typing import Any
 
 from django import forms
 
+from core.errors import ValidationFailed
 from payments.dashboard.forms.base import add_field_errors
-from payments.errors import ValidationFailed
 from payments.tokens import SCOPES, api_token_rules_check
 
 

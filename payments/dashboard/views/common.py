@@ -12,7 +12,7 @@ from django.http import HttpRequest, HttpResponseBase
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 
-from payments.keyset import KeysetPage, keyset_page, parse_position
+from core.keyset import KeysetPage, keyset_page, parse_position
 from payments.models import Company
 
 P = ParamSpec("P")

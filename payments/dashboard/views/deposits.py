@@ -8,12 +8,12 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
+from core.errors import ValidationFailed
 from payments.dashboard.forms.base import add_field_errors
 from payments.dashboard.forms.deposits import StaticAddressForm, StaticMatchingForm
 from payments.dashboard.selectors import static_address_list_for_company
 from payments.dashboard.views.common import merchant_view, paginate
 from payments.deposit_addresses import AddressesNotReady
-from payments.errors import ValidationFailed
 from payments.models import Company
 from payments.static_deposits import static_address_get_or_create, static_deposit_matching_set
 from security.audit import audit_record

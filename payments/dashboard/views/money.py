@@ -7,10 +7,10 @@ from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
 
 from chains.base import is_offered
-from payments.assets import get_asset
+from core.assets import get_asset
+from core.errors import UnsupportedAsset
 from payments.dashboard.selectors import ledger_entry_list_for_account
 from payments.dashboard.views.common import merchant_view, paginate
-from payments.errors import UnsupportedAsset
 from payments.models import Company, LedgerEntry
 from payments.selectors import balance_list_for_company
 

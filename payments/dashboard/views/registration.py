@@ -2,7 +2,7 @@
 
 Neither tells whether an address has an account: sign-up says "we sent a link to <e-mail>" and the reset
 says "if an account uses that address, a link is on its way", whatever happened; what differs is only the
-mail the address receives. Budgets (payments.throttle): sign-ups and reset requests per client address
+mail the address receives. Budgets (core.throttle): sign-ups and reset requests per client address
 (429 past them), account mail per address (past it, nothing is sent and the page says the same).
 """
 
@@ -20,7 +20,7 @@ from django.urls import reverse_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
-from payments import throttle
+from core import throttle
 from payments.dashboard.forms.accounts import (
     LOGIN_SCOPES,
     MerchantPasswordResetForm,

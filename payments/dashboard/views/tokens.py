@@ -10,10 +10,10 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from core.errors import NotFound, ValidationFailed
 from payments.dashboard.forms.base import add_field_errors
 from payments.dashboard.forms.tokens import ApiTokenForm
 from payments.dashboard.views.common import merchant_view, pop_once, show_once
-from payments.errors import NotFound, ValidationFailed
 from payments.models import Company
 from payments.selectors import api_token_list_for_company
 from payments.tokens import api_token_create, api_token_describe, api_token_revoke

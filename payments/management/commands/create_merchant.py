@@ -3,7 +3,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from payments.errors import DomainError
+from core.errors import DomainError
 from payments.services import merchant_create
 
 

@@ -4,7 +4,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
-from payments.errors import DomainError
+from core.errors import DomainError
 from payments.management.commands._merchant import add_company_arguments, find_company
 from payments.tokens import SCOPES, api_token_create, api_token_describe
 from security.audit import audit_record

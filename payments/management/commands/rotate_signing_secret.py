@@ -4,9 +4,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from core.wire import iso_utc
 from payments.management.commands._merchant import add_company_arguments, find_company
 from payments.services import company_rotate_signing_secret
-from payments.wire import iso_utc
 
 
 class Command(BaseCommand):

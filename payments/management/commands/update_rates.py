@@ -15,8 +15,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from payments.money import InvalidAmount, number_text
-from payments.rates import (
+from core.money import InvalidAmount, number_text
+from core.rates import (
     PRICE_SYMBOLS,
     HttpRateProvider,
     RateUnavailable,
