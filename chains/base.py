@@ -18,8 +18,7 @@ from django.core.signals import setting_changed
 from django.utils.module_loading import import_string
 
 from chains.derivation import derive_address
-from core.assets import Asset, all_assets, get_asset
-from core.errors import UnsupportedAsset
+from core.assets import all_assets, get_asset
 
 if TYPE_CHECKING:
     from payments.models import Company
@@ -303,8 +302,6 @@ def _backends() -> dict[str, Any]:
 def _reset(*, setting: str, **kwargs: Any) -> None:
     if setting == "CHAIN_BACKENDS":
         _backends.cache_clear()
-    if setting in {"CHAIN_BACKENDS", "SANDBOX_ENABLED", "ASSET_OVERRIDES"}:
-        offered_assets.cache_clear()
 
 
 setting_changed.connect(_reset)
@@ -312,46 +309,3 @@ setting_changed.connect(_reset)
 
 def get_backend(code: str) -> ChainBackend:
     return _backends()[get_asset(code).code]  # type: ignore[no-any-return]
-
-
-def sandbox_enabled() -> bool:
-    """The sandbox chain serves its codes only when the deployment says so (off by default in production)."""
-    return bool(settings.SANDBOX_ENABLED)
-
-
-def on_sandbox_backend(code: str) -> bool:
-    return get_backend(code).name == "sandbox"
-
-
-def is_sandbox(code: str) -> bool:
-    """The code is served by the sandbox chain, and the sandbox is enabled: simulated money."""
-    return on_sandbox_backend(code) and sandbox_enabled()
-
-
-def is_offered(code: str) -> bool:
-    """The code can be paid and withdrawn here: a real backend serves it, or the enabled sandbox does."""
-    return not on_sandbox_backend(code) or sandbox_enabled()
-
-
-@cache
-def offered_assets() -> tuple[Asset, ...]:
-    """The assets of the offered codes (`is_offered`), in registry order: worked out once per settings, as
-    every invoice answer lists them."""
-    return tuple(asset for asset in all_assets() if is_offered(asset.code))
-
-
-def offered_codes() -> list[str]:
-    return [asset.code for asset in offered_assets()]
-
-
-def require_offered(code: str) -> Asset:
-    """The asset of an offered code; any other is refused exactly like an unknown one (unsupported_asset)."""
-    asset = get_asset(code)
-    if not is_offered(asset.code):
-        raise UnsupportedAsset(f"{asset.code} is not supported.")
-    return asset
-
-
-def sandbox_codes() -> list[str]:
-    """Codes on the enabled sandbox chain; none when the sandbox is off."""
-    return [asset.code for asset in all_assets() if is_sandbox(asset.code)]

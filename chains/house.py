@@ -8,10 +8,10 @@ from decimal import Decimal
 
 from django.db import IntegrityError, transaction
 
-from chains.base import on_sandbox_backend
 from chains.models import ChainTx, HouseEntry
 from core.assets import all_assets
 from core.money import exact_sum
+from core.offer import on_sandbox_backend
 from withdrawals.models import Withdrawal
 
 # Tokens pay their gas in their chain's native coin.

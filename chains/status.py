@@ -7,7 +7,7 @@ from decimal import Decimal
 
 from alerts.models import Alert
 from alerts.services import open_alerts
-from chains.base import ChainUnavailable, get_backend, is_offered
+from chains.base import ChainUnavailable, get_backend
 from chains.house import house_paid
 from chains.models import ChainCursor
 from chains.scanning import scanned_with
@@ -15,6 +15,7 @@ from chains.settled import reversed_counts
 from chains.wallets import wallet_reading
 from core.assets import all_assets
 from core.money import exact_sum
+from core.offer import is_offered
 from withdrawals.models import Withdrawal
 
 

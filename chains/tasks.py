@@ -4,10 +4,11 @@ import logging
 
 from celery import shared_task
 
-from chains.base import ChainUnavailable, is_offered, offered_codes
+from chains.base import ChainUnavailable
 from chains.scanning import chain_scan, chain_watch
 from chains.settled import settled_watch
 from core.assets import all_assets
+from core.offer import is_offered, offered_codes
 
 logger = logging.getLogger(__name__)
 

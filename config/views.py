@@ -101,7 +101,7 @@ def service_unavailable(request: HttpRequest) -> HttpResponse:
 
 def sandbox_transaction(request: HttpRequest, txid: str) -> HttpResponse:
     """The explorer page that sandbox `txHash` links point to; absent while the sandbox is off."""
-    from chains.base import sandbox_enabled
+    from core.offer import sandbox_enabled
 
     if not sandbox_enabled():
         raise Http404("The sandbox is not enabled on this deployment.")

@@ -12,8 +12,8 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from chains.base import sandbox_codes
 from core import jsonutil, metrics
+from core.offer import sandbox_codes
 from invoices.models import Invoice
 from invoices.rules import overdue_conditions, overdue_filter
 from webhooks.models import WebhookEvent

@@ -13,10 +13,10 @@ from decimal import ROUND_UP, Decimal, localcontext
 from django.conf import settings
 from django.db.models import Q
 
-from chains.base import is_sandbox, offered_assets
 from core.assets import INVOICE_CURRENCIES, all_assets, get_asset
 from core.errors import FieldError, UnsupportedAsset, UnsupportedCurrency, ValidationFailed
 from core.money import MONEY_CONTEXT, InvalidAmount, check_range, decimal_places, quantize, wire_decimal
+from core.offer import is_sandbox, offered_assets
 from invoices.models import Invoice, UnderpaymentLimit
 from invoices.selectors import invoice_deposits
 from payments.models import Company, Deposit

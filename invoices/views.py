@@ -25,11 +25,11 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_http_methods, require_POST
 
-from chains.base import is_sandbox
 from chains.simulator import sandbox_deposit, sandbox_mine
 from core.assets import Asset, get_asset, price_decimals
 from core.errors import DomainError, InvalidState, NotFound, ValidationFailed
 from core.money import MONEY_CONTEXT, format_amount, number_text, quantize
+from core.offer import is_sandbox
 from core.rates import RateUnavailable
 from invoices.api.views import PublicInvoiceThrottle
 from invoices.forms import MineForm, ProceedForm

@@ -81,7 +81,7 @@ class SandboxEnabled(BasePermission):
     anonymous callers too."""
 
     def has_permission(self, request: Request, view: Any) -> bool:
-        from chains.base import sandbox_enabled
+        from core.offer import sandbox_enabled
 
         if not sandbox_enabled():
             raise exceptions.NotFound("No endpoint here: the sandbox is not enabled on this deployment.")

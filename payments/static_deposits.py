@@ -7,9 +7,9 @@ from uuid import UUID
 
 from django.db import IntegrityError, connection, transaction
 
-from chains.base import is_sandbox, require_offered
 from core.assets import get_asset, normalize_code
 from core.errors import FieldError, UnsupportedAsset, ValidationFailed
+from core.offer import is_sandbox, require_offered
 from payments.deposit_addresses import deposit_address_allocate
 from payments.deposits import register_deposit_handler
 from payments.ledger import Credit, ledger_credit_many

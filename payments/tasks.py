@@ -6,8 +6,8 @@ from celery import shared_task
 from django.conf import settings
 
 from chains import simulator as sandbox
-from chains.base import is_sandbox
 from core.assets import all_assets
+from core.offer import is_sandbox
 
 logger = logging.getLogger(__name__)
 

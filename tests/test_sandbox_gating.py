@@ -12,7 +12,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
 
-from chains.base import ChainTransfer, XpubAddressesMixin, offered_assets, offered_codes
+from chains.base import ChainTransfer, XpubAddressesMixin
+from core.offer import offered_assets, offered_codes
 from invoices.models import Invoice
 from payments.models import LedgerEntry, SandboxTransaction
 from tests.chain import fund

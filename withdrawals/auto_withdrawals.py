@@ -23,10 +23,10 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 
-from chains.base import require_offered
 from core.assets import get_asset
 from core.errors import FieldError, UnsupportedAsset, ValidationFailed
 from core.money import MONEY_CONTEXT
+from core.offer import require_offered
 from payments.ledger import account_for_update
 from payments.models import Account, Company
 from withdrawals.models import AutoWithdrawalRule, Withdrawal

@@ -43,7 +43,6 @@ from chains.base import (
     TxStatus,
     get_backend,
     held_kinds,
-    offered_codes,
 )
 from chains.house import house_book_network_fee
 from chains.models import ChainTx, ChainTxStatus
@@ -51,6 +50,7 @@ from chains.nonces import nonce_take
 from chains.wallets import payout_wallets_read
 from core import locks
 from core.assets import get_asset
+from core.offer import offered_codes
 from core.tasks import task
 from withdrawals import services
 from withdrawals.models import Withdrawal, WithdrawalTx

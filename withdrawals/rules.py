@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from chains.addresses import InvalidAddress, validate_address
-from chains.base import require_offered
 from core.assets import Asset
 from core.errors import FieldError, UnsupportedAsset
 from core.money import decimal_places, number_text
+from core.offer import require_offered
 
 BELOW_MINIMUM = "below_minimum"
 TAG_REQUIRED = "tag_required"

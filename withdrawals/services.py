@@ -36,11 +36,12 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from chains.base import get_backend, is_sandbox
+from chains.base import get_backend
 from core.assets import get_asset
 from core.bulkinsert import insert_together
 from core.errors import FieldError, InvalidState, NotFound, UnsupportedAsset, ValidationFailed
 from core.money import number_text
+from core.offer import is_sandbox
 from core.request_id import log_objects
 from payments.ledger import InsufficientBalance, ledger_post, ledger_release
 from payments.models import Company, SandboxTransaction

@@ -6,9 +6,9 @@ from typing import Any
 
 from django import forms
 
-from chains.base import sandbox_codes
 from chains.simulator import MAX_BLOCKS_PER_CALL
 from core.money import InvalidAmount, amount_input
+from core.offer import sandbox_codes
 from payments.dashboard.forms.base import code_choices, set_choices
 from payments.models import SandboxTransaction
 

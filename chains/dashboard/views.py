@@ -15,7 +15,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from alerts.services import open_alerts
-from chains.base import get_backend, sandbox_codes
+from chains.base import get_backend
 from chains.dashboard.forms import SandboxDepositForm, SandboxMineForm
 from chains.sandbox import tip_height
 from chains.simulator import sandbox_deposit, sandbox_mine
@@ -23,6 +23,7 @@ from chains.status import chain_status
 from core.assets import get_asset
 from core.errors import DomainError, NotFound, ValidationFailed
 from core.money import number_text
+from core.offer import sandbox_codes
 from payments.dashboard.forms.base import add_field_errors
 from payments.dashboard.selectors import deposit_list_for_company
 from payments.dashboard.views.common import merchant_view

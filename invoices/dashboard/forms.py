@@ -8,9 +8,9 @@ from typing import Any
 
 from django import forms
 
-from chains.base import offered_codes
 from core.assets import BASE_ASSETS, INVOICE_CURRENCIES, get_asset
 from core.errors import FieldError, ValidationFailed
+from core.offer import offered_codes
 from invoices.models import Invoice
 from invoices.rules import (
     ITEM_NAME_MAX_LENGTH,

@@ -16,10 +16,11 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from chains.base import get_backend, is_offered, sandbox_codes
+from chains.base import get_backend
 from core.assets import INVOICE_CURRENCIES, all_assets, get_asset, price_decimals
 from core.errors import DomainError, NotFound, ValidationFailed
 from core.money import format_amount, number_text
+from core.offer import is_offered, sandbox_codes
 from invoices.dashboard.forms import (
     InvoiceCreateForm,
     InvoiceFilterForm,

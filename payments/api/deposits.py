@@ -10,9 +10,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from chains.base import is_sandbox
 from core.api.validation import validated
 from core.assets import get_asset
+from core.offer import is_sandbox
 from core.wire import TimestampField
 from payments.api.fields import CodeField, StrictCharField
 from payments.api.schema_types import StaticDepositSchema

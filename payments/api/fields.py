@@ -7,10 +7,10 @@ from typing import Any
 
 from rest_framework import serializers
 
-from chains.base import require_offered
 from core.assets import check_amount_decimals
 from core.errors import UnsupportedAsset, ValidationFailed
 from core.money import MAX_DECIMALS, MAX_DIGITS, InvalidAmount, amount_input, wire_decimal
+from core.offer import require_offered
 
 
 class StrictCharField(serializers.CharField):

@@ -67,8 +67,8 @@ CODE_SET_COMPONENTS = {
 
 def _code_sets() -> dict[str, tuple[list[str], str]]:
     """The sets a `StrictCharField(codes=...)` documents, as this deployment offers them now."""
-    from chains.base import offered_assets, sandbox_codes
     from core.assets import INVOICE_CURRENCIES
+    from core.offer import offered_assets, sandbox_codes
 
     offered = [asset.code for asset in offered_assets()]
     return {
@@ -118,7 +118,7 @@ class CodeKeyedObjectScheme(OpenApiSerializerFieldExtension):
     target_class = "payments.api.fields.CodeKeyedField"
 
     def map_serializer_field(self, auto_schema, direction):  # type: ignore[no-untyped-def]
-        from chains.base import offered_codes
+        from core.offer import offered_codes
 
         schema = auto_schema._map_serializer_field(self.target, direction, bypass_extensions=True)
         value = schema["additionalProperties"]

@@ -8,7 +8,7 @@ from django.conf import settings
 from django.http import HttpRequest
 from django.urls import NoReverseMatch, reverse
 
-from chains.base import sandbox_codes
+from core.offer import sandbox_codes
 
 
 def _has_route(name: str) -> bool:

@@ -10,10 +10,10 @@ from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
-from chains.base import is_sandbox
 from core.api.validation import text_accepted
 from core.assets import Asset
 from core.money import InvalidAmount, amount_input
+from core.offer import is_sandbox
 from core.wire import TimestampField
 from payments.api.balances import AmountTextField
 from payments.api.fields import AmountField, CodeField, CodeKeyedField, StrictCharField, ThresholdField

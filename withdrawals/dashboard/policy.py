@@ -12,9 +12,9 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from chains.base import is_offered
 from core.assets import all_assets
 from core.errors import NotFound, ValidationFailed
+from core.offer import is_offered
 from payments.dashboard.forms.base import add_field_errors
 from payments.dashboard.views.common import merchant_view
 from payments.models import Company

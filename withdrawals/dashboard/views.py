@@ -18,10 +18,10 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
-from chains.base import is_offered
 from core.assets import all_assets
 from core.errors import NotFound, ValidationFailed
 from core.money import number_text
+from core.offer import is_offered
 from payments.dashboard.forms.base import add_field_errors
 from payments.dashboard.views.common import merchant_view, paginate
 from payments.models import Company

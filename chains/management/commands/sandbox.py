@@ -5,9 +5,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from chains import simulator as sandbox
-from chains.base import sandbox_enabled
 from core.errors import DomainError
 from core.money import number_text
+from core.offer import sandbox_enabled
 
 
 class Command(BaseCommand):

@@ -8,9 +8,9 @@ from collections.abc import Iterable, Mapping
 
 from django import forms
 
-from chains.base import offered_codes
 from core.assets import all_assets
 from core.errors import FieldError
+from core.offer import offered_codes
 from payments.models import FeePayer
 
 FEE_PAYER_CHOICES = [

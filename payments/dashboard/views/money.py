@@ -6,9 +6,9 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
 
-from chains.base import is_offered
 from core.assets import get_asset
 from core.errors import UnsupportedAsset
+from core.offer import is_offered
 from payments.dashboard.selectors import ledger_entry_list_for_account
 from payments.dashboard.views.common import merchant_view, paginate
 from payments.models import Company, LedgerEntry
