@@ -9,7 +9,7 @@ def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
     from django.core.management import execute_from_command_line
 
-    from payments.checks import UnsafeConfiguration
+    from core.checks import UnsafeConfiguration
 
     try:
         execute_from_command_line(sys.argv)

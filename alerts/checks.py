@@ -11,7 +11,7 @@ from django.core.checks import CheckMessage, Error, register
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 
-from payments.checks import TAG
+from core.checks import TAG
 
 
 @register(TAG, deploy=True)

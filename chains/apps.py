@@ -7,7 +7,10 @@ class ChainsConfig(AppConfig):
     name = "chains"
 
     def ready(self) -> None:
-        from chains import checks  # noqa: F401 - registers the chain configuration checks
+        from chains import (
+            checks,  # noqa: F401 - registers the chain configuration checks
+            static_deposits,  # noqa: F401 - registers the static address deposit handler
+        )
         from core.runtime import pin_recursion_limit
 
         pin_recursion_limit()  # web3 (the EVM backend) raises it when imported

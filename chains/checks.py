@@ -9,7 +9,7 @@ from django.core.checks import CheckMessage, Error, register
 from django.core.exceptions import ImproperlyConfigured
 
 from core.assets import all_assets
-from payments.checks import TAG
+from core.checks import TAG
 
 
 @register(TAG, deploy=True)

@@ -26,9 +26,9 @@ from django.utils import timezone
 
 from alerts.services import alert_raise, alert_resolve
 from chains.base import ChainBackend, ChainTransfer, ChainUnavailable, ScanResult, TransferKey, get_backend
+from chains.deposits import deposits_ingest, open_transfer_keys
 from chains.models import ChainCursor, WatchRange
 from core.assets import get_asset
-from payments.deposits import deposits_ingest, open_transfer_keys
 from payments.models import DerivationCounter
 
 logger = logging.getLogger(__name__)
@@ -77,7 +77,7 @@ def chain_scan(code: str) -> int:
 def _after_reorg(codes: list[str], tip: int) -> None:
     """A reorganisation the scan reported may reach below the confirmations: the settled watch re-checks
     what was credited and paid at once rather than at its next round."""
-    from chains.settled import settled_watch  # it builds on ingestion (payments.deposits), as this does
+    from chains.settled import settled_watch  # it builds on ingestion (chains.deposits), as this does
 
     for code in codes:
         try:

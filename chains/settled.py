@@ -13,7 +13,7 @@ only those of the last 10 blocks a reorganisation disconnects; an EVM revert for
 - a reversed payout gets a `payout_reversed` alert once and its stored signed bytes are sent again on each
   check until the node has them (the same transaction, never a rebuilt one); its withdrawals stay done;
 - a reversed deposit gets a `deposit_reversed` alert once; the credited money is never debited by itself,
-  a person decides (payments.deposits).
+  a person decides (chains.deposits).
 
 A reversed one stays watched, whatever its age, until it is mined again or a person settles it. One record
 that fails to check is logged and skipped; a node that cannot be reached stops that code's round.
@@ -33,9 +33,9 @@ from django.utils import timezone
 
 from alerts.services import alert_raise
 from chains.base import BlockRef, ChainBackend, ChainUnavailable, Outcome, SignedTx, TxStatus, get_backend
+from chains.deposit_reversals import deposit_remined, deposit_reverse, remined
 from chains.models import ChainTx, ChainTxStatus
 from core.assets import get_asset
-from payments.deposit_reversals import deposit_remined, deposit_reverse, remined
 from payments.models import Deposit
 
 logger = logging.getLogger(__name__)

@@ -10,13 +10,13 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from chains.addresses import InvalidAddress, validate_address
+from chains.deposits import route_lookup
 from chains.sandbox import new_txid, tip_height
 from chains.scanning import chain_scan
 from core.assets import check_amount_decimals, get_asset
 from core.errors import FieldError, NotFound, UnsupportedAsset, ValidationFailed
 from core.money import InvalidAmount, amount_input
 from core.offer import is_sandbox, sandbox_codes
-from payments.deposits import route_lookup
 from payments.models import Company, DepositAddress, SandboxBlock, SandboxTransaction
 
 MAX_BLOCKS_PER_CALL = 100

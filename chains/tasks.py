@@ -3,12 +3,14 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
+from django.conf import settings
 
+from chains import simulator as sandbox
 from chains.base import ChainUnavailable
 from chains.scanning import chain_scan, chain_watch
 from chains.settled import settled_watch
 from core.assets import all_assets
-from core.offer import is_offered, offered_codes
+from core.offer import is_offered, is_sandbox, offered_codes
 
 logger = logging.getLogger(__name__)
 
@@ -52,3 +54,9 @@ def evm_sweep_all() -> None:
     from chains.evm.sweeps import evm_sweep_all as sweep_all
 
     sweep_all()
+
+
+@shared_task(ignore_result=True)
+def sandbox_mine_block() -> None:
+    if settings.SANDBOX_BLOCK_SECONDS and any(is_sandbox(asset.code) for asset in all_assets()):
+        sandbox.sandbox_mine(count=1)

@@ -48,7 +48,7 @@ class SchemaApi(SpectacularAPIView):
 
 api_patterns: list[URLPattern | URLResolver] = [
     path("", include("payments.api.urls")),
-    path("", include("payments.api.urls_deposits")),
+    path("", include("chains.api.urls_deposits")),
     path("", include("chains.api.urls")),
     path("", include("webhooks.api.urls")),
     path("", include("invoices.api.urls")),

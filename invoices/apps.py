@@ -5,8 +5,8 @@ class InvoicesConfig(AppConfig):
     name = "invoices"
 
     def ready(self) -> None:
+        from chains.deposits import register_deposit_handler
         from invoices.services import InvoiceDepositHandler
-        from payments.deposits import register_deposit_handler
         from payments.models import DepositAddress
 
         register_deposit_handler(DepositAddress.Owner.INVOICE, InvoiceDepositHandler())

@@ -20,6 +20,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from chains.addresses import InvalidAddress, validate_address
+from chains.deposit_addresses import deposit_address_allocate
 from core import metrics
 from core.assets import get_asset, price_decimals
 from core.bulkinsert import insert_together
@@ -38,7 +39,6 @@ from invoices.rules import (
     require_allowed,
     sandbox_can_drive,
 )
-from payments.deposit_addresses import deposit_address_allocate
 from payments.ledger import ledger_credit
 from payments.models import Company, Deposit, DepositAddress, LedgerEntry
 from webhooks.models import WebhookEvent
@@ -427,7 +427,7 @@ def payment_settled(*, invoice_id: UUID | str, deposit: Deposit) -> Invoice:
 
 
 class InvoiceDepositHandler:
-    """Deposits to invoice addresses (registered with payments.deposits in InvoicesConfig.ready)."""
+    """Deposits to invoice addresses (registered with chains.deposits in InvoicesConfig.ready)."""
 
     def on_seen(self, deposit: Deposit) -> None:
         payment_seen(invoice_id=self._invoice_id(deposit), deposit=deposit)

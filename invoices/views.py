@@ -25,6 +25,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_http_methods, require_POST
 
+from chains.deposit_addresses import AddressesNotReady
 from chains.simulator import sandbox_deposit, sandbox_mine
 from core.assets import Asset, get_asset, price_decimals
 from core.errors import DomainError, InvalidState, NotFound, ValidationFailed
@@ -38,7 +39,6 @@ from invoices.payuri import carries_amount, payment_uri, qr_svg
 from invoices.rules import ACCEPTS_PAYMENT, allowed_codes, amount_still_due, sandbox_can_drive
 from invoices.selectors import invoice_deposits, invoice_get_public
 from invoices.services import TRANSITIONS, invoice_close, invoice_fill
-from payments.deposit_addresses import AddressesNotReady
 
 Status = Invoice.Status
 

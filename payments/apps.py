@@ -2,25 +2,13 @@ from django.apps import AppConfig
 
 
 class PaymentsConfig(AppConfig):
+    """Merchants, their tokens, the ledger and balances."""
+
     name = "payments"
-    verbose_name = "Payments core"
+    verbose_name = "Payments"
 
     def ready(self) -> None:
-        from django.db.backends.signals import connection_created
-
-        from core.fields import register_sqlite_functions
-
-        connection_created.connect(register_sqlite_functions, dispatch_uid="kassa-money-sum")
-
-        from core.statements import cache_long_statements
-
-        cache_long_statements()  # psycopg keeps the conversion of Kassa's long one-statement writes
-
-        from chains import checks as chain_checks  # noqa: F401 - its checks must be registered to refuse
         from payments import (
-            checks,  # registers the deployment checks
+            checks,  # noqa: F401 - registers the deployment checks
             schema,  # noqa: F401 - registers the OpenAPI auth extension
-            static_deposits,  # noqa: F401 - registers the static address deposit handler
         )
-
-        checks.refuse_unsafe_start()  # production: refuse to start while a kassa_deploy check fails

@@ -14,7 +14,7 @@ from rest_framework import exceptions
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
-from payments.checks import TAG
+from core.checks import TAG
 from payments.models import Company
 from payments.tokens import ALL_SCOPES
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from cryptography.fernet import Fernet
 from django.conf import settings
-from django.core.checks import CheckMessage, Error, register, run_checks
+from django.core.checks import CheckMessage, Error, register
 from django.core.checks.security.base import (
     SECRET_KEY_INSECURE_PREFIX,
     SECRET_KEY_MIN_LENGTH,
@@ -19,36 +19,10 @@ from django.core.checks.security.base import (
 )
 from django.core.exceptions import ImproperlyConfigured
 
-TAG = "kassa_deploy"
+from core.checks import TAG
 
 _MAKE_SECRET_KEY = 'python -c "import secrets; print(secrets.token_urlsafe(50))"'  # noqa: S105 - a command
 _MAKE_FERNET_KEY = 'python -c "from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())"'
-
-
-class UnsafeConfiguration(ImproperlyConfigured):
-    """Raised at start-up by production settings while a `kassa_deploy` check fails."""
-
-
-def refuse_unsafe_start() -> None:
-    """Raise ImproperlyConfigured listing every failing `kassa_deploy` check, where the settings ask for it.
-
-    Called when Django is set up (PaymentsConfig.ready), so the web, the worker, beat and every management
-    command refuse the same configuration that `manage.py check --deploy` reports.
-    """
-    if not settings.KASSA_STARTUP_CHECKS:
-        return
-    messages = run_checks(tags=[TAG], include_deployment_checks=True)
-    errors = [message for message in messages if message.is_serious() and not message.is_silenced()]
-    if errors:
-        lines = "\n".join(_describe(message) for message in sorted(errors, key=lambda m: m.id or ""))
-        raise UnsafeConfiguration(
-            f"Kassa refuses to start with these settings ({settings.SETTINGS_MODULE}):\n{lines}"
-        )
-
-
-def _describe(message: CheckMessage) -> str:
-    hint = f"\n    HINT: {message.hint}" if message.hint else ""
-    return f"  {message.id}: {message.msg}{hint}"
 
 
 @register(TAG, deploy=True)

@@ -311,7 +311,7 @@ class Deposit(models.Model):
 class QuarantinedTransfer(models.Model):
     """A transfer whose ingestion raised: set aside so the rest of its chain (and every other chain) goes on.
 
-    Retried with a growing pause (payments.deposits); the row goes once an attempt succeeds. Listed for a
+    Retried with a growing pause (chains.deposits); the row goes once an attempt succeeds. Listed for a
     person by `manage.py chain_quarantine`; every failure is also logged at ERROR.
     """
 

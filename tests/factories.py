@@ -19,12 +19,12 @@ import pyotp
 from django.contrib.auth import get_user_model
 from factory.django import DjangoModelFactory
 
+from chains.static_deposits import static_address_get_or_create
 from core.assets import get_asset
 from invoices.models import Invoice
 from invoices.services import ItemInput, invoice_create, invoice_fill
 from payments.models import Company, Deposit, DepositAddress, StaticDepositAddress
 from payments.services import MerchantCredentials, merchant_create
-from payments.static_deposits import static_address_get_or_create
 from payments.tokens import IssuedToken, api_token_create
 from security import recovery, totp
 from security.audit import audit_record

@@ -60,7 +60,7 @@ def test_bad_transfer_is_quarantined_and_others_ingested(api, merchant, caplog):
     bad = _unseen_transfer("btc", address, "123456789012345678.000000009999")
     good = _unseen_transfer("btc", address, "0.015")
 
-    with caplog.at_level(logging.ERROR, logger="payments.deposits"):
+    with caplog.at_level(logging.ERROR, logger="chains.deposits"):
         mined = api.post("/api/sandbox/blocks", {"count": 6}, format="json")
 
     assert mined.status_code == 200, mined.content
@@ -82,7 +82,7 @@ def test_quarantined_transfer_waits_then_is_retried_and_released(api, merchant, 
         raise RuntimeError("handler bug")
 
     # Where the batch and the one-by-one retry both pass: the batch fails, the retry fails and quarantines.
-    monkeypatch.setattr("payments.deposits._new_deposit", failing_record)
+    monkeypatch.setattr("chains.deposits._new_deposit", failing_record)
     chain_scan("btc")
     chain_scan("btc")  # within the pause: not tried again
     assert calls == [tx.txid, tx.txid]  # its batch, then alone

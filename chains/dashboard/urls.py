@@ -1,10 +1,12 @@
-"""The sandbox panel of the merchant dashboard (mounted under /dashboard/ by config/urls.py)."""
+"""The static deposit addresses, the sandbox panel and the chain status of the merchant dashboard
+(mounted under /dashboard/ by config/urls.py)."""
 
 from django.urls import URLPattern, path
 
-from chains.dashboard import views
+from chains.dashboard import deposits, views
 
 urlpatterns: list[URLPattern] = [
+    path("addresses/", deposits.static_addresses, name="static_addresses"),
     path("sandbox/", views.sandbox, name="sandbox"),
     path("sandbox/deposit/", views.sandbox_deposit_view, name="sandbox_deposit"),
     path("sandbox/mine/", views.sandbox_mine_view, name="sandbox_mine"),

@@ -327,7 +327,7 @@ def test_a_node_answering_an_amount_the_asset_cannot_carry_is_quarantined_not_re
     good = _transfer(address, "0.25", 0, txid="bb" * 32)
     _report(scripted, bad, good, tip=4 + needed)
 
-    with caplog.at_level(logging.ERROR, logger="payments.deposits"):
+    with caplog.at_level(logging.ERROR, logger="chains.deposits"):
         chain_scan(CODE)
 
     assert not Deposit.objects.filter(txid="aa" * 32).exists()

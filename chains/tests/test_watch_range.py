@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from django.core.cache import cache
 
+from chains import deposit_addresses
 from chains.models import WatchRange
 from chains.sandbox import SandboxBackend
 from chains.scanning import WATCH_AHEAD, chain_watch
-from payments import deposit_addresses
 from payments.models import DepositAddress, DerivationCounter
 from tests.factories import InvoiceFactory
 from tests.outages import redis_down_caches

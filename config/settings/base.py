@@ -46,7 +46,6 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
-    "core",
     "payments",
     "chains",
     "alerts",
@@ -54,6 +53,8 @@ INSTALLED_APPS = [
     "invoices",
     "withdrawals",
     "security",
+    # Last: its ready() runs once every app above has registered its deployment checks (core.checks).
+    "core",
 ]
 
 MIDDLEWARE = [
@@ -172,7 +173,6 @@ CELERY_TASK_ROUTES = {
     "withdrawals.tasks.payout_broadcast": {"queue": "payouts"},
     "withdrawals.tasks.payout_monitor_all": {"queue": "payouts"},
     "withdrawals.tasks.auto_withdrawal_sweep_due": {"queue": "payouts"},
-    "payments.tasks.*": {"queue": "chain"},
     "chains.tasks.*": {"queue": "chain"},
     "invoices.tasks.*": {"queue": "housekeeping"},
     "withdrawals.tasks.idempotency_keys_purge": {"queue": "housekeeping"},
@@ -348,7 +348,7 @@ CELERY_BEAT_SCHEDULE["chain-settled-watch"] = {
 }
 if SANDBOX_BLOCK_SECONDS:
     CELERY_BEAT_SCHEDULE["sandbox-mine"] = {
-        "task": "payments.tasks.sandbox_mine_block",
+        "task": "chains.tasks.sandbox_mine_block",
         "schedule": SANDBOX_BLOCK_SECONDS,
     }
 

@@ -1,10 +1,10 @@
-"""The dashboard shell: sign-up, login, password reset, balances and ledger, static addresses and API
-settings. Each app adds its own pages under the same "dashboard" namespace (config/urls.py)."""
+"""The dashboard shell: sign-up, login, password reset, balances and ledger, and API settings. Each app
+adds its own pages under the same "dashboard" namespace (config/urls.py)."""
 
 from django.contrib.auth import views as auth_views
 from django.urls import URLPattern, URLResolver, path, reverse_lazy
 
-from payments.dashboard.views import accounts, deposits, money, registration
+from payments.dashboard.views import accounts, money, registration
 from payments.dashboard.views import settings as settings_views
 from payments.dashboard.views import tokens as token_views
 
@@ -33,7 +33,6 @@ urlpatterns: list[URLPattern | URLResolver] = [
     *account_patterns,
     path("balances/", money.balances, name="balances"),
     path("balances/<str:code>/", money.ledger, name="ledger"),
-    path("addresses/", deposits.static_addresses, name="static_addresses"),
     path("settings/api/", settings_views.api_settings, name="api_settings"),
     path("settings/api/token/rotate/", settings_views.token_rotate, name="token_rotate"),
     path("settings/api/tokens/", token_views.api_tokens, name="api_tokens"),

@@ -10,9 +10,9 @@ from django.core.cache import cache
 from django.core.checks import run_checks
 from rest_framework.test import APIClient
 
+from core.checks import TAG
 from payments.api import authentication
 from payments.auth import check_api_token_rate, parse_rate
-from payments.checks import TAG
 from tests.factories import ApiTokenFactory
 
 pytestmark = pytest.mark.django_db

@@ -12,8 +12,8 @@ import pytest
 from django.db import connection, transaction
 
 from chains.base import BlockRef, ChainTransfer
+from chains.deposits import _ingest_batch, deposits_ingest
 from core.assets import get_asset
-from payments.deposits import _ingest_batch, deposits_ingest
 from payments.models import Account, Deposit, QuarantinedTransfer
 from tests.factories import StaticDepositAddressFactory
 from tests.workers import wait_for
@@ -64,7 +64,7 @@ def test_a_batch_ingested_again_while_its_first_ingestion_commits_logs_nothing_a
             replayed.set()
             connection.close()
 
-    with caplog.at_level(logging.DEBUG, logger="payments.deposits"):
+    with caplog.at_level(logging.DEBUG, logger="chains.deposits"):
         worker = threading.Thread(target=first)
         worker.start()
         assert holding.wait(timeout=30)
@@ -79,8 +79,6 @@ def test_a_batch_ingested_again_while_its_first_ingestion_commits_logs_nothing_a
     account = Account.objects.get(company=static.company, code="ltc")
     assert account.available == Decimal("1.02")  # credited once
     noisy = [
-        r.getMessage()
-        for r in caplog.records
-        if r.levelno >= logging.WARNING and r.name == "payments.deposits"
+        r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING and r.name == "chains.deposits"
     ]
     assert noisy == []

@@ -23,11 +23,11 @@ from django.utils import timezone
 
 from chains.addresses import route_key
 from chains.base import DROPPED, FAILED, FROZEN, ChainTransfer, TransferKey
+from chains.deposit_reversals import deposit_mark_reversed
 from core import metrics
 from core.assets import Asset, get_asset
 from core.bulkinsert import bulk_insert
 from core.money import check_range, decimal_places
-from payments.deposit_reversals import deposit_mark_reversed
 from payments.models import Company, Deposit, DepositAddress, QuarantinedTransfer
 
 logger = logging.getLogger(__name__)

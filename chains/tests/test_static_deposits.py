@@ -9,7 +9,7 @@ from django.core.management import call_command
 
 from chains.addresses import validate_address
 from chains.base import ChainTransfer
-from payments.deposits import deposit_ingest
+from chains.deposits import deposit_ingest
 from payments.models import Deposit, LedgerEntry, StaticDepositAddress
 from tests.chain import api_mine, api_pay, pay_address
 from webhooks.models import WebhookEvent
@@ -61,7 +61,7 @@ def test_same_internal_user_id_returns_the_existing_address(api):
 
     assert again.status_code == 200 and again.json() == first
     assert other_user.status_code == 201 and other_user.json()["address"] != first["address"]
-    # Matching by e-mail is off by default: payments/tests/test_static_deposit_matching.py
+    # Matching by e-mail is off by default: chains/tests/test_static_deposit_matching.py
 
 
 def test_one_user_gets_one_address_per_network(api):

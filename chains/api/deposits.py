@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from chains.static_deposits import static_address_get_or_create
 from core.api.validation import validated
 from core.assets import get_asset
 from core.offer import is_sandbox
@@ -19,7 +20,6 @@ from payments.api.schema_types import StaticDepositSchema
 from payments.auth import current_company
 from payments.models import StaticDepositAddress
 from payments.schema import problem
-from payments.static_deposits import static_address_get_or_create
 
 
 class StaticDepositInputSerializer(serializers.Serializer):

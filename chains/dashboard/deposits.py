@@ -8,14 +8,14 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
+from chains.dashboard.deposit_forms import StaticAddressForm, StaticMatchingForm
+from chains.deposit_addresses import AddressesNotReady
+from chains.static_deposits import static_address_get_or_create, static_deposit_matching_set
 from core.errors import ValidationFailed
 from payments.dashboard.forms.base import add_field_errors
-from payments.dashboard.forms.deposits import StaticAddressForm, StaticMatchingForm
 from payments.dashboard.selectors import static_address_list_for_company
 from payments.dashboard.views.common import merchant_view, paginate
-from payments.deposit_addresses import AddressesNotReady
 from payments.models import Company
-from payments.static_deposits import static_address_get_or_create, static_deposit_matching_set
 from security.audit import audit_record
 from security.dashboard.step_up import step_up_required
 

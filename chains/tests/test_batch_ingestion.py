@@ -9,12 +9,12 @@ from decimal import Decimal
 import pytest
 from django.db import IntegrityError, transaction
 
+from chains import deposits
 from chains.base import DROPPED, FAILED, BlockRef, ChainTransfer
 from chains.sandbox import new_txid
 from core.assets import get_asset
 from core.bulkinsert import bulk_insert
 from invoices.models import Invoice
-from payments import deposits
 from payments.ledger import Credit, ledger_credit_many, ledger_verify
 from payments.models import Account, Deposit, LedgerEntry
 from tests.factories import CompanyFactory, InvoiceFactory, StaticDepositAddressFactory

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from payments.api import deposits
+from chains.api import deposits
 
 urlpatterns = [
     path("addresses/v1/static-deposits", deposits.StaticDepositCreateApi.as_view(), name="static-deposits"),

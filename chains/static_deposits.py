@@ -7,11 +7,11 @@ from uuid import UUID
 
 from django.db import IntegrityError, connection, transaction
 
+from chains.deposit_addresses import deposit_address_allocate
+from chains.deposits import register_deposit_handler
 from core.assets import get_asset, normalize_code
 from core.errors import FieldError, UnsupportedAsset, ValidationFailed
 from core.offer import is_sandbox, require_offered
-from payments.deposit_addresses import deposit_address_allocate
-from payments.deposits import register_deposit_handler
 from payments.ledger import Credit, ledger_credit_many
 from payments.models import Company, Deposit, DepositAddress, LedgerEntry, StaticDepositAddress
 from webhooks.models import WebhookEvent
