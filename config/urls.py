@@ -6,6 +6,8 @@ from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from accounts.dashboard import urls as account_pages
+from accounts.dashboard.views.admin_login import admin_urls
 from alerts.dashboard import urls as alert_pages
 from chains.dashboard import urls as sandbox_pages
 from config import views as service_views
@@ -13,8 +15,7 @@ from config.metrics import views as metrics_views
 from core.api.renderers import KassaJSONRenderer
 from core.errors import api_not_found
 from invoices.dashboard import urls as invoice_pages
-from payments.dashboard import urls as dashboard_shell
-from payments.dashboard.views.admin_login import admin_urls
+from payments.dashboard import urls as money_pages
 from payments.security import redoc_view, swagger_ui_view
 from security.dashboard import urls as security_pages
 from webhooks.dashboard import urls as webhook_pages
@@ -62,9 +63,10 @@ api_patterns: list[URLPattern | URLResolver] = [
     re_path(r"^[\s\S]*$", api_not_found),
 ]
 
-# The dashboard: the shell (payments) and each app's own pages, under one namespace.
+# The dashboard: each app's own pages, under one namespace.
 dashboard_patterns: list[URLPattern | URLResolver] = [
-    *dashboard_shell.urlpatterns,
+    *account_pages.urlpatterns,
+    *money_pages.urlpatterns,
     *invoice_pages.urlpatterns,
     *withdrawal_pages.urlpatterns,
     *webhook_pages.urlpatterns,
@@ -79,7 +81,7 @@ urlpatterns = [
     path("readyz", service_views.readyz, name="readyz"),
     path("sandbox/tx/<str:txid>", service_views.sandbox_transaction, name="sandbox-tx"),
     path("api/", include(api_patterns)),
-    *admin_urls(),  # /admin/ only with ADMIN_ENABLED, its log-in throttled (payments/dashboard)
+    *admin_urls(),  # /admin/ only with ADMIN_ENABLED, its log-in throttled (accounts/dashboard)
     path("dashboard/", include((dashboard_patterns, "dashboard"))),
     path("", include("invoices.urls")),  # the pay page at /<invoice_id>: last, it matches a bare UUID
 ]

@@ -22,8 +22,8 @@ from django.utils import timezone
 from core import keys
 from core.assets import BASE_ASSETS
 from core.errors import FieldError, ValidationFailed
+from core.ssrf import UnsafeWebhookUrl, validate_webhook_url
 from payments.models import Company, FeePayer
-from webhooks.ssrf import UnsafeWebhookUrl, validate_webhook_url
 
 TOKEN_PREFIX = "kassa_pk_"  # noqa: S105 - a prefix, not a secret
 SECRET_PREFIX = "whsec_"  # noqa: S105 - a prefix, not a secret

@@ -25,7 +25,7 @@ from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import NewConnectionError
 
-from webhooks import ssrf
+from core import ssrf
 
 logger = logging.getLogger(__name__)
 

@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "invoices",
     "withdrawals",
     "security",
+    "accounts",
     # Last: its ready() runs once every app above has registered its deployment checks (core.checks).
     "core",
 ]

@@ -40,7 +40,7 @@ def test_null_or_empty_clears(api, merchant, empty):
 def test_hostname_is_resolved_and_public_names_accepted(api, merchant, monkeypatch):
     import socket
 
-    from webhooks import ssrf
+    from core import ssrf
 
     queried = []
 
@@ -60,7 +60,7 @@ def test_hostname_is_resolved_and_public_names_accepted(api, merchant, monkeypat
 def test_hostname_resolving_to_private_address_is_refused(api, merchant, monkeypatch):
     import socket
 
-    from webhooks import ssrf
+    from core import ssrf
 
     monkeypatch.setattr(
         ssrf,

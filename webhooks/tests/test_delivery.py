@@ -10,9 +10,10 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
+from core import ssrf
 from core.wakeup import woken
 from payments.services import company_rotate_signing_secret, company_set_webhook_url
-from webhooks import delivery, services, ssrf
+from webhooks import delivery, services
 from webhooks.delivery import DELIVER_TASK, webhook_deliver
 from webhooks.models import WebhookEvent
 from webhooks.payloads import invoice_body

@@ -293,7 +293,7 @@ class ListeningServer:
 
 
 def test_worker_refuses_loopback_address_resolved_after_save(merchant, settings, monkeypatch, caplog):
-    from webhooks import ssrf
+    from core import ssrf
 
     settings.WEBHOOK_ALLOW_PRIVATE_HOSTS = False  # the production default
     server = ListeningServer()

@@ -1,4 +1,4 @@
-"""Sign-up confirmed by e-mail (payments/signup.py): the same answer for a new and a taken address, a signed
+"""Sign-up confirmed by e-mail (accounts/signup.py): the same answer for a new and a taken address, a signed
 link that works once for 24 hours and asks for the chosen password, budgets, and DASHBOARD_SIGNUP."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from django.core import mail, signing
 from django.core.cache import cache
 from django.test import Client
 
+from accounts.signup import SignupLinkInvalid, signup_confirm, signup_pending
 from payments.models import Company
-from payments.signup import SignupLinkInvalid, signup_confirm, signup_pending
 
 pytestmark = pytest.mark.django_db
 

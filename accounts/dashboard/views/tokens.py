@@ -10,9 +10,9 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from accounts.dashboard.forms.tokens import ApiTokenForm
 from core.errors import NotFound, ValidationFailed
 from payments.dashboard.forms.base import add_field_errors
-from payments.dashboard.forms.tokens import ApiTokenForm
 from payments.dashboard.views.common import merchant_view, pop_once, show_once
 from payments.models import Company
 from payments.selectors import api_token_list_for_company

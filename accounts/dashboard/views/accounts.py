@@ -8,7 +8,7 @@ from django.contrib.auth.views import LoginView
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
-from payments.dashboard.forms.accounts import LoginForm
+from accounts.dashboard.forms.accounts import LoginForm
 from payments.dashboard.views.common import merchant_view, pop_once
 from payments.models import Company
 from security import login as pending_login

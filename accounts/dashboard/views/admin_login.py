@@ -11,7 +11,7 @@ from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 from django.urls import URLPattern, URLResolver, path
 
-from payments.dashboard.forms.accounts import AdminLoginForm
+from accounts.dashboard.forms.accounts import AdminLoginForm
 
 
 def admin_login(request: HttpRequest) -> HttpResponse:

@@ -4,8 +4,8 @@ import socket
 import pytest
 from pytest_django import Settings
 
-from webhooks import ssrf
-from webhooks.ssrf import UnsafeWebhookUrl, is_public_ip, resolve_public_addresses, validate_webhook_url
+from core import ssrf
+from core.ssrf import UnsafeWebhookUrl, is_public_ip, resolve_public_addresses, validate_webhook_url
 
 
 class FakeDns:

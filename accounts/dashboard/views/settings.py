@@ -14,10 +14,10 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from accounts.dashboard.forms.settings import SigningSecretForm, WebhookUrlForm
+from accounts.dashboard.views.accounts import NEW_TOKEN
 from core.errors import DomainError, ValidationFailed
 from payments.dashboard.forms.base import add_field_errors
-from payments.dashboard.forms.settings import SigningSecretForm, WebhookUrlForm
-from payments.dashboard.views.accounts import NEW_TOKEN
 from payments.dashboard.views.common import merchant_view, pop_once, show_once
 from payments.models import Company
 from payments.services import (

@@ -1,4 +1,4 @@
-"""Sign-up confirmed by e-mail (payments/signup.py) and the password reset, with their budgets.
+"""Sign-up confirmed by e-mail (accounts/signup.py) and the password reset, with their budgets.
 
 Neither tells whether an address has an account: sign-up says "we sent a link to <e-mail>" and the reset
 says "if an account uses that address, a link is on its way", whatever happened; what differs is only the
@@ -20,22 +20,22 @@ from django.urls import reverse_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
-from core import throttle
-from payments.dashboard.forms.accounts import (
+from accounts.dashboard.forms.accounts import (
     LOGIN_SCOPES,
     MerchantPasswordResetForm,
     SignupConfirmForm,
     SignupForm,
 )
-from payments.dashboard.views.accounts import NEW_TOKEN
-from payments.dashboard.views.common import show_once
-from payments.signup import (
+from accounts.dashboard.views.accounts import NEW_TOKEN
+from accounts.signup import (
     SignupLinkInvalid,
     SignupPasswordWrong,
     signup_confirm,
     signup_pending,
     signup_request,
 )
+from core import throttle
+from payments.dashboard.views.common import show_once
 
 SENT_TO = "dashboard:signup_sent_to"  # session key: the address the last sign-up mailed
 CONFIRM_SCOPE = "signup-confirm"
