@@ -128,4 +128,4 @@ def sandbox_transaction(request: HttpRequest, txid: str) -> HttpResponse:
         "confirmations": confirmed,
         "state": state,
     }
-    return render(request, "sandbox/tx.html", context)
+    return render(request, "chains/sandbox_tx.html", context)

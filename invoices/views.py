@@ -249,7 +249,7 @@ def _context(invoice: Invoice, form: ProceedForm | None = None) -> dict[str, Any
 def _render(request: HttpRequest, invoice: Invoice, *, status: int = 200, **extra: Any) -> HttpResponse:
     context = _context(invoice, extra.pop("form", None))
     context.update(extra)
-    template = "pay/_live.html" if request.GET.get("partial") == "live" else "pay/page.html"
+    template = "invoices/pay/_live.html" if request.GET.get("partial") == "live" else "invoices/pay/page.html"
     return render(request, template, context, status=status)
 
 

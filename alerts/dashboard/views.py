@@ -51,7 +51,7 @@ def alert_status(request: HttpRequest, company: Company | None) -> HttpResponse:
         "recent_alerts": alert_list_recent(),
         "recent_days": RECENT_DAYS,
     }
-    return render(request, "dashboard/alerts.html", context)
+    return render(request, "alerts/alerts.html", context)
 
 
 @require_POST

@@ -58,7 +58,7 @@ def static_addresses(request: HttpRequest, company: Company) -> HttpResponse:
         "form": form,
         "page": paginate(request, static_address_list_for_company(company=company)),
     }
-    return render(request, "dashboard/static_addresses.html", context)
+    return render(request, "chains/static_addresses.html", context)
 
 
 def _matching_set(request: HttpRequest, company: Company) -> HttpResponse:

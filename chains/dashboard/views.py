@@ -70,7 +70,7 @@ def _sandbox_page(
         "chains": chains,
         "deposits": deposits,
     }
-    return render(request, "dashboard/sandbox.html", context)
+    return render(request, "chains/sandbox.html", context)
 
 
 @merchant_view
@@ -150,4 +150,4 @@ def chain_status_view(request: HttpRequest) -> HttpResponse:
         "hot_addresses": sorted((address, ", ".join(codes)) for address, codes in hot.items()),
         "alerts": open_alerts(),
     }
-    return render(request, "dashboard/chain_status.html", context)
+    return render(request, "chains/chain_status.html", context)

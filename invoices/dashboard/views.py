@@ -64,7 +64,7 @@ def invoice_list(request: HttpRequest, company: Company) -> HttpResponse:
     query = filters.cleaned_data.get("q") or ""
     page = paginate(request, invoice_search_for_company(company=company, status=status, query=query))
     context = {"company": company, "nav": "invoices", "filters": filters, "page": page}
-    return render(request, "dashboard/invoice_list.html", context)
+    return render(request, "invoices/invoice_list.html", context)
 
 
 @require_http_methods(["GET", "POST"])
@@ -95,7 +95,7 @@ def invoice_new(request: HttpRequest, company: Company) -> HttpResponse:
         "form": form,
         "decimals_json": json.dumps(INVOICE_CURRENCIES),
     }
-    return render(request, "dashboard/invoice_new.html", context)
+    return render(request, "invoices/invoice_new.html", context)
 
 
 def _detail(
@@ -129,7 +129,7 @@ def _detail(
         "refund_form": refund_form or RefundForm(),
         "sandbox_link": _sandbox_link(invoice),
     }
-    return render(request, "dashboard/invoice_detail.html", context)
+    return render(request, "invoices/invoice_detail.html", context)
 
 
 def _sandbox_link(invoice: Invoice) -> str | None:
@@ -215,7 +215,7 @@ def overview(request: HttpRequest, company: Company) -> HttpResponse:
         ],
         "has_sandbox": bool(sandbox_codes()),
     }
-    return render(request, "dashboard/overview.html", context)
+    return render(request, "invoices/overview.html", context)
 
 
 # --- payment settings -----------------------------------------------------------------------------------
@@ -243,7 +243,7 @@ def _payments_page(request: HttpRequest, company: Company, **context: Any) -> Ht
         "assets": [asset for asset in all_assets() if is_offered(asset.code)],
     }
     page.update(context)
-    return render(request, "dashboard/settings_payments.html", page)
+    return render(request, "invoices/settings_payments.html", page)
 
 
 @require_http_methods(["GET", "POST"])

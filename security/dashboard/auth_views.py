@@ -81,4 +81,4 @@ def login_code(request: HttpRequest) -> HttpResponse:
             status = 400
         else:
             status = 400
-    return render(request, "dashboard/security_login_code.html", {"form": form}, status=status)
+    return render(request, "security/security_login_code.html", {"form": form}, status=status)

@@ -55,7 +55,7 @@ def step_up_page(
         "with_code": has_totp(request.user),
         **context,
     }
-    return render(request, "dashboard/security_step_up.html", page, status=status)
+    return render(request, "security/security_step_up.html", page, status=status)
 
 
 def _confirm_in_place(request: HttpRequest, company: Company | None) -> HttpResponse | None:

@@ -41,7 +41,7 @@ def overview(request: HttpRequest, company: Company | None) -> HttpResponse:
         "step_up_minutes": max(1, int(settings.DASHBOARD_STEP_UP_SECONDS) // 60),
         "idle_minutes": max(1, int(settings.DASHBOARD_IDLE_TIMEOUT_SECONDS) // 60),
     }
-    return render(request, "dashboard/security_overview.html", context)
+    return render(request, "security/security_overview.html", context)
 
 
 @require_http_methods(["GET", "POST"])
@@ -78,7 +78,7 @@ def totp_enrol(request: HttpRequest, company: Company | None) -> HttpResponse:
         "qr_svg": qr_svg(uri, title="QR code for your authenticator app"),
         "require_2fa": settings.DASHBOARD_REQUIRE_2FA,
     }
-    return render(request, "dashboard/security_enrol.html", context, status=400 if form.errors else 200)
+    return render(request, "security/security_enrol.html", context, status=400 if form.errors else 200)
 
 
 @account_view
@@ -88,7 +88,7 @@ def recovery_codes(request: HttpRequest, company: Company | None) -> HttpRespons
     if not codes:
         return redirect("dashboard:security")
     return render(
-        request, "dashboard/security_recovery_codes.html", {"company": company, "nav": NAV, "codes": codes}
+        request, "security/security_recovery_codes.html", {"company": company, "nav": NAV, "codes": codes}
     )
 
 
@@ -129,4 +129,4 @@ def audit_log(request: HttpRequest, company: Company) -> HttpResponse:
     page = paginate(request, audit_event_list_for_company(company=company))
     rows = [(event, action_label(event.action)) for event in page.object_list]
     context = {"company": company, "nav": NAV, "page": page, "rows": rows}
-    return render(request, "dashboard/security_audit.html", context)
+    return render(request, "security/security_audit.html", context)

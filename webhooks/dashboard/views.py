@@ -27,7 +27,7 @@ def event_list(request: HttpRequest, company: Company) -> HttpResponse:
         family=filters.cleaned_data.get("family") or None,
     )
     context = {"company": company, "nav": "webhooks", "filters": filters, "page": paginate(request, events)}
-    return render(request, "dashboard/event_list.html", context)
+    return render(request, "webhooks/event_list.html", context)
 
 
 @merchant_view
@@ -37,7 +37,7 @@ def event_detail(request: HttpRequest, company: Company, event_id: UUID) -> Http
     except NotFound as exc:
         raise Http404("No such event.") from exc
     context = {"company": company, "nav": "webhooks", "event": event, "attempts": list(event.attempts.all())}
-    return render(request, "dashboard/event_detail.html", context)
+    return render(request, "webhooks/event_detail.html", context)
 
 
 @require_POST

@@ -71,7 +71,7 @@ def _page(
         "fresh": is_fresh(request),
     }
     # Refusals are shown on the page with 200, as every dashboard form does (the browser shows the page).
-    return render(request, "dashboard/withdrawal_confirm.html", context)
+    return render(request, "withdrawals/withdrawal_confirm.html", context)
 
 
 @require_http_methods(["GET", "POST"])

@@ -57,7 +57,7 @@ def _page(
         "has_2fa": has_totp(request.user),
         "fresh": is_fresh(request),
     }
-    return render(request, "dashboard/withdrawal_policy.html", context)
+    return render(request, "withdrawals/withdrawal_policy.html", context)
 
 
 def _back() -> HttpResponse:

@@ -60,7 +60,7 @@ def withdrawal_list(request: HttpRequest, company: Company) -> HttpResponse:
         for withdrawal in page
     ]
     context = {"company": company, "nav": "withdrawals", "filters": filters, "page": page, "rows": rows}
-    return render(request, "dashboard/withdrawal_list.html", context)
+    return render(request, "withdrawals/withdrawal_list.html", context)
 
 
 class _Echo:
@@ -116,7 +116,7 @@ def withdrawal_new(request: HttpRequest, company: Company) -> HttpResponse:
             draft = payout_draft_create(company=company, kind=Kind.SINGLE, items=[item])
             return _to_confirmation(draft.token)
     context = {"company": company, "nav": "withdrawals", "form": form, "assets": _assets_context(company)}
-    return render(request, "dashboard/withdrawal_new.html", context)
+    return render(request, "withdrawals/withdrawal_new.html", context)
 
 
 @merchant_view
@@ -141,7 +141,7 @@ def withdrawal_detail(request: HttpRequest, company: Company, uid: str) -> HttpR
         "cancel_form": SecretForm(),
         "fresh": is_fresh(request),
     }
-    return render(request, "dashboard/withdrawal_detail.html", context)
+    return render(request, "withdrawals/withdrawal_detail.html", context)
 
 
 def _bulk_page(
@@ -159,7 +159,7 @@ def _bulk_page(
         "totals": preview.totals(company) if preview is not None and not preview.error else [],
         "csv_text": text,
     }
-    return render(request, "dashboard/withdrawal_bulk.html", context)
+    return render(request, "withdrawals/withdrawal_bulk.html", context)
 
 
 @require_http_methods(["GET", "POST"])
@@ -233,4 +233,4 @@ def withdrawal_rules(request: HttpRequest, company: Company) -> HttpResponse:
         "sweep_seconds": int(settings.AUTO_WITHDRAWAL_SWEEP_SECONDS),
         "fresh": is_fresh(request),
     }
-    return render(request, "dashboard/withdrawal_rules.html", context)
+    return render(request, "withdrawals/withdrawal_rules.html", context)

@@ -24,7 +24,7 @@ def welcome(request: HttpRequest, company: Company) -> HttpResponse:
     token = pop_once(request, NEW_TOKEN)
     if token is None:
         return redirect("dashboard:api_settings")
-    return render(request, "dashboard/welcome.html", {"company": company, "token": token, "nav": "api"})
+    return render(request, "accounts/welcome.html", {"company": company, "token": token, "nav": "api"})
 
 
 class DashboardLoginView(LoginView):

@@ -47,7 +47,7 @@ def _mail_off(request: HttpRequest, heading: str, message: str) -> HttpResponse 
     sends nothing, whatever was posted."""
     if settings.EMAIL_ENABLED:
         return None
-    return render(request, "dashboard/mail_off.html", {"heading": heading, "message": message})
+    return render(request, "accounts/mail_off.html", {"heading": heading, "message": message})
 
 
 def _require_signup() -> None:
@@ -74,7 +74,7 @@ def signup(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         if not throttle.client_allowed("signup", request, int(settings.DASHBOARD_SIGNUP_IP_LIMIT)):
             form.add_error(None, "Too many sign-ups from your address. Try again in an hour.")
-            return render(request, "dashboard/signup.html", {"form": form}, status=429)
+            return render(request, "accounts/signup.html", {"form": form}, status=429)
         email = form.cleaned_data["email"]
         if throttle.mail_allowed(email):
             signup_request(
@@ -82,7 +82,7 @@ def signup(request: HttpRequest) -> HttpResponse:
             )
         request.session[SENT_TO] = email
         return redirect("dashboard:signup_sent")
-    return render(request, "dashboard/signup.html", {"form": form})
+    return render(request, "accounts/signup.html", {"form": form})
 
 
 @never_cache
@@ -91,7 +91,7 @@ def signup_sent(request: HttpRequest) -> HttpResponse:
     email = request.session.get(SENT_TO)
     if not email:
         return redirect("dashboard:signup")
-    return render(request, "dashboard/signup_sent.html", {"email": email})
+    return render(request, "accounts/signup_sent.html", {"email": email})
 
 
 @never_cache
@@ -102,23 +102,23 @@ def signup_confirm_view(request: HttpRequest, token: str) -> HttpResponse:
     _require_signup()
     pending = signup_pending(token=token)
     if pending is None:
-        return render(request, "dashboard/signup_confirm.html", {"valid": False})
+        return render(request, "accounts/signup_confirm.html", {"valid": False})
     form = SignupConfirmForm(request.POST or None)
     context: dict[str, Any] = {"valid": True, "pending": pending, "form": form}
     if request.method != "POST" or not form.is_valid():
-        return render(request, "dashboard/signup_confirm.html", context)
+        return render(request, "accounts/signup_confirm.html", context)
     ip = throttle.client_ip(request)
     if throttle.is_locked(CONFIRM_SCOPE, pending.email, ip):
         form.add_error(None, "Too many wrong passwords. Wait a few minutes, or sign up again.")
-        return render(request, "dashboard/signup_confirm.html", context, status=429)
+        return render(request, "accounts/signup_confirm.html", context, status=429)
     try:
         credentials = signup_confirm(token=token, password=form.cleaned_data["password"])
     except SignupPasswordWrong:
         throttle.record_failure(CONFIRM_SCOPE, pending.email, ip)
         form.add_error("password", "This is not the password you chose when you signed up.")
-        return render(request, "dashboard/signup_confirm.html", context)
+        return render(request, "accounts/signup_confirm.html", context)
     except SignupLinkInvalid:
-        return render(request, "dashboard/signup_confirm.html", {"valid": False})
+        return render(request, "accounts/signup_confirm.html", {"valid": False})
     throttle.clear(CONFIRM_SCOPE, pending.email, ip)
     login(request, credentials.company.owner, backend=_BACKEND)
     show_once(request, NEW_TOKEN, credentials.public_token)

@@ -64,7 +64,7 @@ def _api_page(request: HttpRequest, company: Company, status: int = 200, **conte
         "previous_secret_until": _overlap_until(company),
     }
     page.update(context)
-    return render(request, "dashboard/settings_api.html", page, status=status)
+    return render(request, "accounts/settings_api.html", page, status=status)
 
 
 @merchant_view

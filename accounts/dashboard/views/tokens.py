@@ -31,7 +31,7 @@ def _page(request: HttpRequest, company: Company, form: ApiTokenForm | None = No
         "form": form or ApiTokenForm(),
         "new_token": pop_once(request, NEW_API_TOKEN),
     }
-    return render(request, "dashboard/api_tokens.html", context)
+    return render(request, "accounts/api_tokens.html", context)
 
 
 @merchant_view

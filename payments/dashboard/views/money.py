@@ -45,7 +45,7 @@ def balances(request: HttpRequest, company: Company) -> HttpResponse:
         for row in balance_list_for_company(company=company)
         if is_offered(row["code"]) or row["available"] or row["held"]
     ]
-    return render(request, "dashboard/balances.html", {"company": company, "nav": "balances", "rows": rows})
+    return render(request, "payments/balances.html", {"company": company, "nav": "balances", "rows": rows})
 
 
 @merchant_view
@@ -75,4 +75,4 @@ def ledger(request: HttpRequest, company: Company, code: str) -> HttpResponse:
         "page": page,
         "rows": rows,
     }
-    return render(request, "dashboard/ledger.html", context)
+    return render(request, "payments/ledger.html", context)
