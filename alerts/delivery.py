@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from alerts.models import AlertNotification
 from alerts.outbox import SEND_TASK
-from core.tasks import task
+from core.enqueue import task
 from webhooks.delivery import delivery_headers, webhook_post
 
 logger = logging.getLogger("kassa.alerts")

@@ -16,7 +16,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from alerts.models import Alert, AlertNotification
-from core.tasks import task
+from core.enqueue import task
 
 SEND_TASK = "alerts.tasks.alert_notification_send"
 

@@ -12,8 +12,8 @@ from chains.addresses import route_key
 from chains.base import get_backend
 from chains.scanning import WATCH_AHEAD, watched_until
 from core.assets import get_asset
+from core.enqueue import task
 from core.errors import DomainError
-from core.tasks import task
 from core.throttle import SHARED_CACHE_FAILURES
 from payments.models import Company, DepositAddress, DerivationCounter
 

@@ -41,7 +41,7 @@ from django.core.cache import cache
 from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 
-from core.tasks import task
+from core.enqueue import task
 
 logger = logging.getLogger("kassa.publish")
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = (
+    "accounts",
     "alerts",
     "chains",
     "config",

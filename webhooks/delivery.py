@@ -27,9 +27,9 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from core import metrics
+from core.enqueue import task
 from core.rawread import ModelColumns
 from core.request_id import log_objects
-from core.tasks import task
 from payments.models import Company
 from payments.services import company_previous_signing_secret, company_signing_secret
 from webhooks.http import deadline, delivery_session

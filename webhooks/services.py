@@ -23,8 +23,8 @@ from django.utils import timezone
 
 from core import jsonutil
 from core.bulkinsert import bulk_insert
+from core.enqueue import task
 from core.errors import InvalidState, NotFound
-from core.tasks import task
 from core.wakeup import Wake, wake_on_commit, wakes_on_commit
 from payments.models import Company
 from webhooks.delivery import DELIVER_TASK

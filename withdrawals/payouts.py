@@ -50,8 +50,8 @@ from chains.nonces import nonce_take
 from chains.wallets import payout_wallets_read
 from core import locks
 from core.assets import get_asset
+from core.enqueue import task
 from core.offer import offered_codes
-from core.tasks import task
 from withdrawals import services
 from withdrawals.models import Withdrawal, WithdrawalTx
 from withdrawals.policy import released

@@ -125,7 +125,7 @@ def test_a_cache_that_fails_still_lets_the_message_go(monkeypatch, caplog):
     ],
 )
 def test_the_woken_tasks_clear_their_flag_before_they_read(monkeypatch, task_path, service, args):
-    from core.tasks import task
+    from core.enqueue import task
 
     capture_messages(monkeypatch)
     wake_on_commit(task_path, *args)
