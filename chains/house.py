@@ -8,11 +8,11 @@ from decimal import Decimal
 
 from django.db import IntegrityError, transaction
 
+from chains import payout_book
 from chains.models import ChainTx, HouseEntry
 from core.assets import all_assets
 from core.money import exact_sum
 from core.offer import on_sandbox_backend
-from withdrawals.models import Withdrawal
 
 # Tokens pay their gas in their chain's native coin.
 _FEE_COIN = {"usdterc20": "eth", "usdc": "eth"}
@@ -60,13 +60,13 @@ def house_paid(code: str) -> Decimal:
 
 
 def _row(code: str) -> FeeRow:
-    done = Withdrawal.objects.filter(code=code, status=Withdrawal.Status.DONE)
+    done, charged = payout_book.book().done(code)
     entries = HouseEntry.objects.filter(code=code)
     sweeps = [ChainTx.Kind.SWEEP, ChainTx.Kind.TOPUP]
     return FeeRow(
         code=code,
-        withdrawals_done=done.count(),
-        charged=exact_sum(done.values_list("fee", flat=True)),
+        withdrawals_done=done,
+        charged=charged,
         coin=fee_coin(code),
         paid_payouts=exact_sum(entries.exclude(chain_tx__kind__in=sweeps).values_list("amount", flat=True)),
         paid_sweeps=exact_sum(entries.filter(chain_tx__kind__in=sweeps).values_list("amount", flat=True)),

@@ -7,6 +7,7 @@ from decimal import Decimal
 
 from alerts.models import Alert
 from alerts.services import open_alerts
+from chains import payout_book
 from chains.base import ChainUnavailable, get_backend
 from chains.house import house_paid
 from chains.models import ChainCursor
@@ -14,9 +15,7 @@ from chains.scanning import scanned_with
 from chains.settled import reversed_counts
 from chains.wallets import wallet_reading
 from core.assets import all_assets
-from core.money import exact_sum
 from core.offer import is_offered
-from withdrawals.models import Withdrawal
 
 
 @dataclass(frozen=True)
@@ -61,7 +60,6 @@ def _status(code: str, reversed_: dict[str, dict[str, int]]) -> CodeStatus:
     except ChainUnavailable as exc:
         error = str(exc)
     cursor_height = cursor.tip_height if cursor else None
-    pending = Withdrawal.objects.filter(code=code, status=Withdrawal.Status.PROCESSING, txid="")
     return CodeStatus(
         code=code,
         backend=backend.name,
@@ -74,7 +72,7 @@ def _status(code: str, reversed_: dict[str, dict[str, int]]) -> CodeStatus:
         gas_tank=gas_tank,
         gas_paid=None if getattr(backend, "gas_tank", None) is None else house_paid(code),
         hot_address=str(getattr(backend, "hot_address", lambda: "")()),
-        pending_payouts=exact_sum(pending.values_list("amount", flat=True)),
+        pending_payouts=payout_book.book().waiting_total(code),
         reversed_payouts=reversed_["payouts"].get(code, 0),
         reversed_deposits=reversed_["deposits"].get(code, 0),
         alerts=open_alerts(about=code),

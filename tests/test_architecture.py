@@ -60,6 +60,38 @@ def test_payments_imports_only_core(edges: list[Import]) -> None:
     assert upward == []
 
 
+def test_chains_never_imports_withdrawals_or_invoices(edges: list[Import]) -> None:
+    # What chains asks of the payouts above it goes through chains.payout_book, which withdrawals fills.
+    upward = [
+        edge
+        for edge in edges
+        if _app(edge.source) == "chains" and _app(edge.target) in {"withdrawals", "invoices"}
+    ]
+    assert upward == []
+
+
+def _app_loops(edges: list[Import]) -> list[list[str]]:
+    """Loops of app-level imports (config, the top floor that wires every app, left out)."""
+    between = {
+        (_app(edge.source), _app(edge.target))
+        for edge in edges
+        if _app(edge.source) != _app(edge.target) and "config" not in {_app(edge.source), _app(edge.target)}
+    }
+    return cycles([Import(source, target, 0, True) for source, target in sorted(between)])
+
+
+def test_no_app_level_import_loop(edges: list[Import]) -> None:
+    assert _app_loops(edges) == []
+
+
+def test_the_app_loop_finder_finds_a_loop() -> None:
+    loop = [
+        Import("chains.status", "withdrawals.models", 1, True),
+        Import("withdrawals.payouts", "chains.base", 1, True),
+    ]
+    assert _app_loops(loop) == [["chains", "withdrawals"]]
+
+
 def test_no_import_cycles(edges: list[Import]) -> None:
     assert cycles(edges) == []
 

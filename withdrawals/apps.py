@@ -7,13 +7,16 @@ class WithdrawalsConfig(AppConfig):
     name = "withdrawals"
 
     def ready(self) -> None:
+        from chains import payout_book
         from chains import simulator as sandbox
         from invoices.services import refund_handlers
         from withdrawals import tasks  # noqa: F401 - registers the tasks the services enqueue by name
         from withdrawals.auto_withdrawals import auto_withdrawal_sandbox_after_blocks
+        from withdrawals.book import WithdrawalBook
         from withdrawals.payouts import payout_sandbox_after_blocks
         from withdrawals.refunds import withdrawal_refund_invoice
 
+        payout_book.register(WithdrawalBook())  # what chains asks about payouts (status, fees, the signer)
         # Guarded: ready() may run more than once (tests that reload apps), a hook must not run twice.
         if withdrawal_refund_invoice not in refund_handlers:
             refund_handlers.append(withdrawal_refund_invoice)

@@ -28,11 +28,11 @@ from typing import Any
 from django.db.models import Q
 from web3 import Web3
 
+from chains import payout_book
 from chains.evm.config import EvmConfig, evm_config
 from chains.evm.node import coin, transfer_call
-from chains.models import ChainTx, ChainTxStatus, Sweep
+from chains.models import Sweep
 from core.money import number_text
-from withdrawals.models import Withdrawal
 
 MAX_GAS = 500_000
 HOT = (1, 0)  # (BIP-44 chain, index) of the hot address
@@ -133,24 +133,20 @@ def _expect(tx: dict[str, Any], config: EvmConfig, to: str, amount: Decimal) -> 
 
 
 def _payout(config: EvmConfig, tx: dict[str, Any], ref: str) -> Decimal:
-    withdrawal = Withdrawal.objects.filter(uid=ref.removeprefix("withdrawal:"), code=config.code).first()
-    if withdrawal is None or withdrawal.reference != ref:
+    payout = payout_book.book().payout(config.code, ref, tx["nonce"])
+    if payout is None:
         raise SignRefused(f"no withdrawal {ref!r} of {config.code}")
-    if withdrawal.status != Withdrawal.Status.PROCESSING:
-        raise SignRefused(f"withdrawal {withdrawal.uid} is {withdrawal.status}, not processing")
-    _expect(tx, config, withdrawal.to_address, withdrawal.amount)
-    live = ChainTx.objects.filter(
-        withdrawal_links__withdrawal=withdrawal,
-        status__in=[ChainTxStatus.SIGNED, ChainTxStatus.BROADCAST, ChainTxStatus.CONFIRMED],
-    )
-    if live.exclude(nonce=tx["nonce"]).exists():
-        raise SignRefused(f"withdrawal {withdrawal.uid} is paid by a transaction already (another nonce)")
-    if config.payout_limit is not None and withdrawal.amount > config.payout_limit:
+    if not payout.processing:
+        raise SignRefused(f"withdrawal {payout.uid} is {payout.status}, not processing")
+    _expect(tx, config, payout.to_address, payout.amount)
+    if payout.paid_by_other_nonce:
+        raise SignRefused(f"withdrawal {payout.uid} is paid by a transaction already (another nonce)")
+    if config.payout_limit is not None and payout.amount > config.payout_limit:
         raise SignRefused(
-            f"{number_text(withdrawal.amount)} {config.code} is over the payout limit "
+            f"{number_text(payout.amount)} {config.code} is over the payout limit "
             f"{number_text(config.payout_limit)}"
         )
-    return withdrawal.amount  # the day's total is the journal's (chains.evm.signer)
+    return payout.amount  # the day's total is the journal's (chains.evm.signer)
 
 
 def _topup(config: EvmConfig, tx: dict[str, Any], ref: str, own: Own) -> None:
