@@ -16,16 +16,16 @@ from django.core.management.base import CommandError
 from rest_framework.test import APIClient
 
 from payments.models import ApiToken
-from payments.tests.test_dashboard_support import (  # noqa: F401 - fixtures
+from payments.tokens import api_token_revoke
+from security.models import AuditEvent
+from security.testing import forget_step_up, mark_step_up_fresh
+from tests.dashboard import (  # noqa: F401 - fixtures
     Dash,
     company_of,
     dash,
     dashboard_rates,
     text,
 )
-from payments.tokens import api_token_revoke
-from security.models import AuditEvent
-from security.testing import forget_step_up, mark_step_up_fresh
 from tests.factories import PASSWORD, ApiTokenFactory
 
 pytestmark = pytest.mark.django_db

@@ -14,7 +14,7 @@ from rest_framework.test import APIClient
 
 from core import throttle
 from payments.models import Company
-from payments.tests.test_dashboard_support import (  # noqa: F401 - fixtures
+from tests.dashboard import (  # noqa: F401 - fixtures
     CSRF_INPUT,
     PASSWORD,
     Dash,

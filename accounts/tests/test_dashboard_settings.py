@@ -18,13 +18,13 @@ from payments.services import (
     company_set_signing_secret,
     company_signing_secret,
 )
-from payments.tests.test_dashboard_support import (  # noqa: F401 - fixtures
+from security.testing import mark_step_up_fresh
+from tests.dashboard import (  # noqa: F401 - fixtures
     company_of,
     dash,
     dashboard_rates,
     text,
 )
-from security.testing import mark_step_up_fresh
 from webhooks.models import WebhookEvent
 from webhooks.probe import webhook_send_test
 from webhooks.receiver import Reply, WebhookReceiver

@@ -11,8 +11,8 @@ from rest_framework.test import APIClient
 
 from invoices.models import Invoice
 from payments.models import DepositAddress, SandboxTransaction
-from payments.tests.test_dashboard_support import Dash
 from tests.chain import pay_address
+from tests.dashboard import Dash
 from tests.factories import InvoiceFactory, StaticDepositAddressFactory, WithdrawalFactory
 
 pytestmark = pytest.mark.django_db

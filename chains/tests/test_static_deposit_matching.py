@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from payments.models import Company, StaticDepositAddress
-from payments.tests.test_dashboard_support import Dash, text
 from security.models import AuditEvent
 from security.testing import forget_step_up, mark_step_up_fresh
+from tests.dashboard import Dash, text
 from tests.factories import StaticDepositAddressFactory
 
 pytestmark = pytest.mark.django_db

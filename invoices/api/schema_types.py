@@ -1,5 +1,5 @@
 """Schema-only serializers of the invoice responses, field for field as `invoice_representation` builds
-them; `payments/tests/test_openapi.py` checks real responses against them. Each is named in the document
+them; `tests/test_openapi.py` checks real responses against them. Each is named in the document
 after what it describes (`Invoice`, not `InvoiceSchema`)."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Schema-only serializers: the exact shapes of responses the views build as dicts, so the OpenAPI
 document types every body (a client generator or schemathesis can chain create -> read). Never used to
-validate or render; `payments/tests/test_openapi.py` checks real responses against them."""
+validate or render; `tests/test_openapi.py` checks real responses against them."""
 
 from __future__ import annotations
 

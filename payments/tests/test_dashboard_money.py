@@ -11,13 +11,13 @@ import pytest
 from invoices.models import Invoice
 from payments.ledger import ledger_credit
 from payments.models import LedgerEntry, SandboxBlock, SandboxTransaction, StaticDepositAddress
-from payments.tests.test_dashboard_support import (  # noqa: F401 - fixtures
+from tests.chain import fund
+from tests.dashboard import (  # noqa: F401 - fixtures
     dash,
     dashboard_rates,
     older_link,
     text,
 )
-from tests.chain import fund
 from tests.factories import InvoiceFactory
 
 pytestmark = pytest.mark.django_db

@@ -9,8 +9,8 @@ import pyotp
 import pytest
 from django.core.cache import cache
 
-from payments.tests.test_dashboard_support import Dash
 from security import login, middleware, stepup, totp
+from tests.dashboard import Dash
 from tests.factories import TotpDeviceFactory
 
 START = 1_800_000_000.0  # the start of a 30-second step

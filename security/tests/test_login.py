@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from payments.tests.test_dashboard_support import Dash
 from security import login
 from security.models import AuditEvent
 from security.tests.conftest import code_at, wrong_code
+from tests.dashboard import Dash
 from tests.factories import PASSWORD
 
 pytestmark = pytest.mark.django_db

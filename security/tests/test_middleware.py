@@ -126,7 +126,7 @@ def test_the_enrolment_under_require_2fa_finishes_into_the_dashboard(clock, dash
 
 
 def test_an_operator_without_a_company_enrols_under_require_2fa_and_reaches_the_alerts(clock, settings):
-    from payments.tests.test_dashboard_support import Dash
+    from tests.dashboard import Dash
     from tests.factories import UserFactory
 
     settings.DASHBOARD_REQUIRE_2FA = True

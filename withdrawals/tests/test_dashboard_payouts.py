@@ -14,14 +14,14 @@ import pyotp
 import pytest
 from django.utils import timezone
 
-from payments.tests.test_dashboard_support import (  # noqa: F401 - fixtures
+from security.models import AuditEvent
+from security.testing import forget_step_up, mark_step_up_fresh
+from tests.chain import fund
+from tests.dashboard import (  # noqa: F401 - fixtures
     dash,
     dashboard_rates,
     text,
 )
-from security.models import AuditEvent
-from security.testing import forget_step_up, mark_step_up_fresh
-from tests.chain import fund
 from tests.factories import PASSWORD, PayoutPolicyFactory, TotpDeviceFactory
 from withdrawals.models import AutoWithdrawalRule, PayoutAddress, PayoutDraft, PayoutLimit, Withdrawal
 from withdrawals.tests.conftest import ADDRESSES, balance

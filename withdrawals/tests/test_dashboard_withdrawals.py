@@ -12,13 +12,13 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from payments.models import Account
-from payments.tests.test_dashboard_support import (  # noqa: F401 - fixtures
+from security.testing import mark_step_up_fresh
+from tests.chain import fund
+from tests.dashboard import (  # noqa: F401 - fixtures
     dash,
     dashboard_rates,
     text,
 )
-from security.testing import mark_step_up_fresh
-from tests.chain import fund
 from tests.factories import BTC_ADDRESS, WithdrawalFactory
 from withdrawals.models import AutoWithdrawalRule, Withdrawal
 

@@ -8,7 +8,7 @@ import pytest
 
 from invoices.services import invoice_fill
 from payments.models import Company
-from payments.tests.test_dashboard_support import (  # noqa: F401 - fixtures
+from tests.dashboard import (  # noqa: F401 - fixtures
     dash,
     dashboard_rates,
     text,

@@ -1,4 +1,4 @@
-"""Shared arrangements of the dashboard tests (payments/tests/test_dashboard_*.py); no tests of its own.
+"""Shared arrangements of the dashboard tests (`test_dashboard_*.py` of each app); no tests of its own.
 
 `Dash` is Django's test client with CSRF enforced, as a browser sees the site: every POST carries the token
 from the csrftoken cookie, which a rendered form sets. Arrangements are made by tests/factories.py and

@@ -10,7 +10,7 @@ import pytest
 
 from invoices.models import Invoice
 from payments.models import Company, LedgerEntry
-from payments.tests.test_dashboard_support import (  # noqa: F401 - fixtures
+from tests.dashboard import (  # noqa: F401 - fixtures
     company_of,
     dash,
     dashboard_rates,

@@ -8,14 +8,14 @@ import re
 
 import pytest
 
-from payments.tests.test_dashboard_support import (  # noqa: F401 - fixtures
+from security.testing import mark_step_up_fresh
+from tests.dashboard import (  # noqa: F401 - fixtures
     CSRF_INPUT,
     anon_dash,
     dash,
     dashboard_rates,
     text,
 )
-from security.testing import mark_step_up_fresh
 from tests.factories import InvoiceFactory, WithdrawalFactory
 from webhooks.models import WebhookEvent
 

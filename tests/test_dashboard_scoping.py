@@ -8,12 +8,12 @@ from __future__ import annotations
 import pytest
 
 from invoices.models import Invoice
-from payments.tests.test_dashboard_support import (  # noqa: F401 - fixtures
+from tests.chain import fund
+from tests.dashboard import (  # noqa: F401 - fixtures
     dash,
     dashboard_rates,
     text,
 )
-from tests.chain import fund
 from tests.factories import InvoiceFactory, StaticDepositAddressFactory, WithdrawalFactory
 from webhooks.models import WebhookEvent
 
