@@ -1,4 +1,4 @@
-"""The targets `make bench` judges its rows by, printed beside them (docs/operations.md#benchmarks).
+"""The targets `make bench` judges its rows by, printed beside them (docs/benchmarks.md).
 
 A target names the rows it applies to by the start of their name and says what must hold: a ratio to the
 row's baseline at or above a floor, a rate at or above a floor (a duration at most a ceiling, said as the

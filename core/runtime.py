@@ -5,7 +5,7 @@ Python's cyclic garbage collector runs after every 700 new container objects, an
 walks every object the process holds: Django, the apps, their modules and caches, all of which live as long
 as the process. A batch that builds thousands of rows (a chain scan, a bulk withdrawal, the expiry sweep)
 paid a fifth of its time in collections (a sampling profile of a 5,000-transfer scan:
-docs/operations.md#benchmarks). So, once started:
+docs/benchmarks.md). So, once started:
 
 - what start-up allocated is frozen (`gc.freeze`): moved to a generation the collector never walks;
 - young objects are collected after 10,000 allocations instead of 700, and the older generations less often

@@ -110,7 +110,7 @@ else:
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
     # Prepared statements: psycopg binds values on the server and prepares a statement once it has run a few
     # times on a connection, so PostgreSQL plans each hot statement once per connection instead of on every
-    # call (planning cost more than executing for most of them: docs/operations.md#benchmarks). Off for a
+    # call (planning cost more than executing for most of them: docs/benchmarks.md). Off for a
     # pooler that cannot carry prepared statements across transactions (PgBouncer in transaction mode
     # before 1.21, or without max_prepared_statements).
     if env.bool("DATABASE_PREPARED_STATEMENTS", default=True):
