@@ -311,7 +311,7 @@ def _signed_post_loop(url: str, secret: str, run: str) -> list[float]:
 
     import requests
 
-    from webhooks.payloads import invoice_body
+    from invoices.events import invoice_body
     from webhooks.signing import signed_headers
 
     timings = []
@@ -334,10 +334,10 @@ def _delivery_loop(company: Company, url: str, run: str, failures: list[str]) ->
     from django.db import transaction
     from django.utils import timezone
 
+    from invoices.events import invoice_body
     from payments.services import company_set_webhook_url
     from webhooks.delivery import webhook_deliver
     from webhooks.models import WebhookEvent
-    from webhooks.payloads import invoice_body
     from webhooks.services import webhook_publish
 
     # Published with no URL set (skipped, so no broker message leaves), then made due for this loop.

@@ -118,8 +118,8 @@ def _publish_and_collect(
 ) -> tuple[dict[str, float], dict[str, float], list[str]]:
     """Publish the phase's events (while `load` runs, if given) and wait for them: (the moment before each
     commit, each first arrival), by `webhook-id`, and the load's failures."""
+    from invoices.events import invoice_body
     from webhooks.models import WebhookEvent
-    from webhooks.payloads import invoice_body
     from webhooks.services import webhook_publish
 
     publishing_s = LATENCY_OBJECTS * LATENCY_OBJECT_GAP_S

@@ -183,8 +183,8 @@ def _event_template(company: Company) -> tuple[Model, dict[str, str]]:
     """An invoice's "created" event, its body naming its own object id. Delivered, failed or skipped, never
     pending: nothing generated is due for delivery."""
     from core import jsonutil
+    from invoices.events import invoice_body
     from webhooks.models import WebhookEvent
-    from webhooks.payloads import invoice_body
 
     created = "now() - s.i * interval '1 second'"
     overrides = {

@@ -75,9 +75,9 @@ def _deliver_all(company_id: UUID) -> tuple[float | None, list[str]]:
     is delivered; deliveries/s from the commit on."""
     from django.db import transaction
 
+    from invoices.events import invoice_body
     from payments.models import Company
     from webhooks.models import WebhookEvent
-    from webhooks.payloads import invoice_body
     from webhooks.services import webhook_publish
 
     company = Company.objects.get(pk=company_id)

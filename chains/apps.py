@@ -11,6 +11,11 @@ class ChainsConfig(AppConfig):
             checks,  # noqa: F401 - registers the chain configuration checks
             static_deposits,  # noqa: F401 - registers the static address deposit handler
         )
+        from chains.deposit_events import DEPOSIT_STATUSES
         from core.runtime import pin_recursion_limit
+        from webhooks.families import register_payload_statuses
+        from webhooks.models import WebhookEvent
+
+        register_payload_statuses(WebhookEvent.Family.DEPOSIT, DEPOSIT_STATUSES)
 
         pin_recursion_limit()  # web3 (the EVM backend) raises it when imported

@@ -8,6 +8,7 @@ from uuid import UUID
 from django.db import IntegrityError, connection, transaction
 
 from chains.deposit_addresses import deposit_address_allocate
+from chains.deposit_events import deposit_body
 from chains.deposits import register_deposit_handler
 from core.assets import get_asset, normalize_code
 from core.errors import FieldError, UnsupportedAsset, ValidationFailed
@@ -15,7 +16,6 @@ from core.offer import is_sandbox, require_offered
 from payments.ledger import Credit, ledger_credit_many
 from payments.models import Company, Deposit, DepositAddress, LedgerEntry, StaticDepositAddress
 from webhooks.models import WebhookEvent
-from webhooks.payloads import deposit_body
 from webhooks.services import webhook_publish_many
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 from rest_framework import serializers
 
@@ -15,3 +16,11 @@ def iso_utc(moment: datetime) -> str:
 class TimestampField(serializers.DateTimeField):
     def to_representation(self, value: datetime) -> str | None:  # type: ignore[override]
         return iso_utc(value) if value else None
+
+
+def mark_sandbox(body: dict[str, Any], sandbox: bool) -> dict[str, Any]:
+    """A webhook body of simulated money carries one more key after the documented ones, `"sandbox": true`;
+    real payments never have it."""
+    if sandbox:
+        body["sandbox"] = True  # additive, last: the documented keys keep their order
+    return body

@@ -6,10 +6,14 @@ class InvoicesConfig(AppConfig):
 
     def ready(self) -> None:
         from chains.deposits import register_deposit_handler
+        from invoices.events import INVOICE_MESSAGES
         from invoices.services import InvoiceDepositHandler
         from payments.models import DepositAddress
+        from webhooks.families import register_payload_statuses
+        from webhooks.models import WebhookEvent
 
         register_deposit_handler(DepositAddress.Owner.INVOICE, InvoiceDepositHandler())
+        register_payload_statuses(WebhookEvent.Family.INVOICE, INVOICE_MESSAGES)
 
         from chains import simulator as sandbox
 

@@ -14,10 +14,10 @@ from django.utils import timezone
 
 from core import jsonutil, metrics
 from core.offer import sandbox_codes
+from invoices.events import invoice_body
 from invoices.models import Invoice
 from invoices.rules import overdue_conditions, overdue_filter
 from webhooks.models import WebhookEvent
-from webhooks.payloads import invoice_body
 from webhooks.services import webhook_publish_changed
 
 

@@ -28,6 +28,7 @@ from core.errors import FieldError, InvalidState, NotFound, UnsupportedAsset, Va
 from core.money import MONEY_CONTEXT, InvalidAmount, check_range, exact_sum, quantize
 from core.rates import rate as current_rate
 from core.request_id import log_objects
+from invoices.events import invoice_body
 from invoices.expiry import close_unpaid, overdue_invoice_ids
 from invoices.models import Invoice, InvoiceItem
 from invoices.rules import (
@@ -42,7 +43,6 @@ from invoices.rules import (
 from payments.ledger import ledger_credit
 from payments.models import Company, Deposit, DepositAddress, LedgerEntry
 from webhooks.models import WebhookEvent
-from webhooks.payloads import invoice_body
 from webhooks.services import webhook_enqueue, webhook_event_rows, webhook_publish_many
 
 Status = Invoice.Status

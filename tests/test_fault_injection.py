@@ -12,13 +12,13 @@ from django.conf import settings
 
 from chains.models import ChainTx
 from config.celery import app
+from invoices.events import invoice_body
 from invoices.models import Invoice
 from payments.services import company_set_webhook_url
 from tests.chain import fund
 from tests.factories import MerchantFactory
 from tests.workers import kill_tree, start_worker, wait_for
 from webhooks.models import WebhookEvent
-from webhooks.payloads import invoice_body
 from webhooks.receiver import Reply, WebhookReceiver
 from webhooks.services import webhook_publish
 from withdrawals import payouts

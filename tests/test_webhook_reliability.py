@@ -4,11 +4,11 @@ import signal
 
 import pytest
 
+from invoices.events import invoice_body
 from payments.services import company_set_webhook_url
 from tests.factories import MerchantFactory
 from tests.workers import kill_tree, start_worker, wait_for
 from webhooks.models import WebhookEvent
-from webhooks.payloads import invoice_body
 from webhooks.receiver import Reply, WebhookReceiver
 from webhooks.services import webhook_publish
 

@@ -10,12 +10,16 @@ class WithdrawalsConfig(AppConfig):
         from chains import payout_book
         from chains import simulator as sandbox
         from invoices.services import refund_handlers
+        from webhooks.families import register_payload_statuses
+        from webhooks.models import WebhookEvent
         from withdrawals import tasks  # noqa: F401 - registers the tasks the services enqueue by name
         from withdrawals.auto_withdrawals import auto_withdrawal_sandbox_after_blocks
         from withdrawals.book import WithdrawalBook
+        from withdrawals.events import WITHDRAWAL_STATUSES
         from withdrawals.payouts import payout_sandbox_after_blocks
         from withdrawals.refunds import withdrawal_refund_invoice
 
+        register_payload_statuses(WebhookEvent.Family.WITHDRAWAL, WITHDRAWAL_STATUSES)
         payout_book.register(WithdrawalBook())  # what chains asks about payouts (status, fees, the signer)
         # Guarded: ready() may run more than once (tests that reload apps), a hook must not run twice.
         if withdrawal_refund_invoice not in refund_handlers:

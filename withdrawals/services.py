@@ -46,9 +46,9 @@ from core.request_id import log_objects
 from payments.ledger import InsufficientBalance, ledger_post, ledger_release
 from payments.models import Company, SandboxTransaction
 from webhooks.models import WebhookEvent
-from webhooks.payloads import withdrawal_body
 from webhooks.services import webhook_enqueue, webhook_event_rows, webhook_publish
 from withdrawals import holding
+from withdrawals.events import withdrawal_body
 from withdrawals.models import Withdrawal, WithdrawalRequest
 from withdrawals.policy import Hold, holds_apply, payout_policy_enforce
 from withdrawals.rules import CheckedItem, WithdrawalItem, check_item

@@ -191,7 +191,7 @@ def test_the_sweep_writes_each_closed_invoice_its_event(  # type: ignore[no-unty
     """Across batches (PostgreSQL closes unpaid invoices in one statement per batch, elsewhere per invoice),
     each closed invoice gets the body `invoice_body` builds, delivered (the dispatcher woken after commit)
     or skipped as the company's webhook URL says."""
-    from webhooks.payloads import invoice_body
+    from invoices.events import invoice_body
 
     codes = [asset.code for asset in all_assets()]
     monkeypatch.setattr("invoices.expiry.sandbox_codes", lambda: codes if on_sandbox else [])

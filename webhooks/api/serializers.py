@@ -8,11 +8,12 @@ from rest_framework import serializers
 
 from core import jsonutil
 from core.wire import TimestampField
+from webhooks.families import payload_statuses
 from webhooks.models import WebhookAttempt, WebhookEvent
-from webhooks.payloads import DEPOSIT_STATUSES, INVOICE_MESSAGES, WITHDRAWAL_STATUSES
 
-# Every `status` a webhook body can carry, of any family (the payload builders refuse any other).
-PAYLOAD_STATUSES = sorted({*INVOICE_MESSAGES, *WITHDRAWAL_STATUSES, *DEPOSIT_STATUSES})
+# Every `status` a webhook body can carry, of any family (the payload builders refuse any other), as the apps
+# that build them registered when they started (webhooks.families): this module is imported after.
+PAYLOAD_STATUSES = payload_statuses()
 
 
 class WebhookEventFilterSerializer(serializers.Serializer):

@@ -6,8 +6,8 @@ from datetime import timedelta
 
 from django.utils import timezone
 
+from invoices.events import invoice_body
 from webhooks.models import WebhookEvent
-from webhooks.payloads import invoice_body
 from webhooks.services import webhook_publish
 
 

@@ -1,9 +1,10 @@
 import pytest
 
+from invoices.events import invoice_body
 from payments.services import company_set_webhook_url
 from webhooks.delivery import webhook_deliver
-from webhooks.payloads import invoice_body, withdrawal_body
 from webhooks.services import webhook_publish
+from withdrawals.events import withdrawal_body
 
 pytestmark = pytest.mark.django_db
 

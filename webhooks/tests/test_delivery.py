@@ -12,11 +12,11 @@ from django.utils import timezone
 
 from core import ssrf
 from core.wakeup import woken
+from invoices.events import invoice_body
 from payments.services import company_rotate_signing_secret, company_set_webhook_url
 from webhooks import delivery, services
 from webhooks.delivery import DELIVER_TASK, webhook_deliver
 from webhooks.models import WebhookEvent
-from webhooks.payloads import invoice_body
 from webhooks.receiver import Reply, WebhookReceiver
 from webhooks.services import DISPATCH_TASK
 from webhooks.tests.events import capture_messages, make_due, publish

@@ -5,8 +5,10 @@ from decimal import Decimal
 
 import pytest
 
+from chains.deposit_events import deposit_body
 from core import jsonutil
-from webhooks.payloads import INVOICE_MESSAGES, deposit_body, invoice_body, withdrawal_body
+from invoices.events import INVOICE_MESSAGES, invoice_body
+from withdrawals.events import withdrawal_body
 
 
 @pytest.mark.parametrize(
