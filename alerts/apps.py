@@ -10,3 +10,7 @@ class AlertsConfig(AppConfig):
 
     def ready(self) -> None:
         from alerts import tasks  # noqa: F401 - registers the tasks the outbox enqueues by name
+        from alerts.metrics import alert_gauges
+        from core.metrics import register_scrape_part
+
+        register_scrape_part("alerts", alert_gauges)

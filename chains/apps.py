@@ -7,6 +7,10 @@ class ChainsConfig(AppConfig):
     name = "chains"
 
     def ready(self) -> None:
+        from chains.metrics import chain_gauges
+        from core.metrics import register_scrape_part
+
+        register_scrape_part("chains", chain_gauges)
         from chains import (
             checks,  # noqa: F401 - registers the chain configuration checks
             static_deposits,  # noqa: F401 - registers the static address deposit handler

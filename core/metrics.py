@@ -13,10 +13,14 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from django.db import transaction
 from prometheus_client import Counter, Histogram, disable_created_metrics
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.metrics_core import Metric
 
 logger = logging.getLogger(__name__)
 
@@ -107,3 +111,24 @@ def _count(counters: tuple[Any, ...], amount: int) -> None:
     except OSError:
         # A full disk or a removed PROMETHEUS_MULTIPROC_DIR loses a count, never the work that was done.
         logger.warning("a metric could not be counted (PROMETHEUS_MULTIPROC_DIR?)", exc_info=True)
+
+
+# --- gauges read when /metrics is scraped -------------------------------------------------------------------
+
+ScrapePart = Callable[[datetime], list[Metric]]
+_scrape_parts: dict[str, ScrapePart] = {}
+
+
+def register_scrape_part(name: str, part: ScrapePart) -> None:
+    """An app's gauges, read from the database on each scrape with the scrape's `now` (the collector of
+    config.metrics calls each; one that raises shows as `kassa_metrics_part_up{part=name} 0`). Registered
+    by the app's AppConfig.ready; registering a name again replaces it."""
+    _scrape_parts[name] = part
+
+
+def scrape_parts() -> list[tuple[str, ScrapePart]]:
+    return list(_scrape_parts.items())
+
+
+def gauge(name: str, documentation: str, labels: list[str] | None = None) -> GaugeMetricFamily:
+    return GaugeMetricFamily(name, documentation, labels=labels or [])

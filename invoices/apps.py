@@ -5,6 +5,10 @@ class InvoicesConfig(AppConfig):
     name = "invoices"
 
     def ready(self) -> None:
+        from core.metrics import register_scrape_part
+        from invoices.metrics import invoice_gauges
+
+        register_scrape_part("invoices", invoice_gauges)
         from chains.deposits import register_deposit_handler
         from invoices.events import INVOICE_MESSAGES
         from invoices.services import InvoiceDepositHandler

@@ -7,6 +7,10 @@ class WithdrawalsConfig(AppConfig):
     name = "withdrawals"
 
     def ready(self) -> None:
+        from core.metrics import register_scrape_part
+        from withdrawals.metrics import payout_gauges
+
+        register_scrape_part("payouts", payout_gauges)
         from chains import payout_book
         from chains import simulator as sandbox
         from invoices.services import refund_handlers
