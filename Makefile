@@ -44,7 +44,7 @@ lint: install
 	$(BIN)/mypy .
 
 bench: install
-	$(BIN)/python -m bench
+	$(BIN)/python -m tools.bench
 
 clean:
 	rm -rf $(VENV) var/broker var/staticfiles

@@ -1,7 +1,7 @@
-"""`make bench` starts by removing what earlier runs' bench merchants left (bench/cleanup.py): every row of
+"""`make bench` starts by removing what earlier runs' bench merchants left (tools.bench.cleanup): every row of
 theirs goes, the scale merchants and every other merchant keep all of theirs, and the sandbox chain stays
 whole. Runs on SQLite and on PostgreSQL (the bench's own table is not needed: the bench app is installed only
-under config.settings.bench)."""
+under tools.bench.settings)."""
 
 from __future__ import annotations
 
@@ -15,16 +15,6 @@ from django.db import models
 from django.test import Client
 from rest_framework.test import APIClient
 
-from bench.benchmarks import mined_transfers, static_addresses
-from bench.cleanup import (
-    BENCH_MERCHANT_NAME,
-    bench_merchant_email,
-    deletions,
-    is_bench_email,
-    purge_queues,
-    remove_earlier_merchants,
-)
-from bench.scale import SCALE_MERCHANT, SMALL_MERCHANT
 from chains.scanning import chain_scan
 from core.assets import get_asset
 from invoices.limits import underpayment_limits_set
@@ -42,6 +32,16 @@ from tests.factories import (
     StaticDepositAddressFactory,
     WithdrawalFactory,
 )
+from tools.bench.benchmarks import mined_transfers, static_addresses
+from tools.bench.cleanup import (
+    BENCH_MERCHANT_NAME,
+    bench_merchant_email,
+    deletions,
+    is_bench_email,
+    purge_queues,
+    remove_earlier_merchants,
+)
+from tools.bench.scale import SCALE_MERCHANT, SMALL_MERCHANT
 from webhooks.delivery import webhook_deliver
 from webhooks.models import WebhookEvent
 from withdrawals.auto_withdrawals import RuleInput, auto_withdrawal_rules_set
@@ -99,7 +99,7 @@ def _merchant_rows(credentials: MerchantCredentials) -> None:
 
 
 def _deposit_ingestion_rows(company: Company, run: str) -> None:
-    """What the deposit_ingestion kind writes, the way it writes it (bench/benchmarks.py, scaled down):
+    """What the deposit_ingestion kind writes, the way it writes it (tools/bench/benchmarks.py, scaled down):
     static addresses in bulk, transfers to them mined past their confirmations, then one chain scan."""
     addresses = static_addresses(company, "btc", run, 5)
     chain_scan("btc")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bench.latency import IDLE, LOADED, latency_result
-from bench.targets import judge
+from tools.bench.latency import IDLE, LOADED, latency_result
+from tools.bench.targets import judge
 
 
 def _latencies(seconds: list[float]) -> tuple[dict[str, float], dict[str, float]]:

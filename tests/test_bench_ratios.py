@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench.core import Result, with_ratios
+from tools.bench.core import Result, with_ratios
 
 
 def test_each_row_is_divided_by_its_own_baseline_and_a_bad_baseline_gives_no_ratio():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.scale import (
+from tools.bench.scale import (
     insert_select_sql,
     median_ms,
     page_depth,
@@ -71,9 +71,9 @@ def test_the_gist_names_each_scan() -> None:
 @pytest.mark.postgres
 @pytest.mark.django_db
 def test_generated_rows_satisfy_the_tables_and_list_through_the_api(client) -> None:  # type: ignore[no-untyped-def]
-    from bench.scale import SMALL, Merchant, _ensure_rows
     from invoices.models import Invoice
     from payments.services import merchant_create
+    from tools.bench.scale import SMALL, Merchant, _ensure_rows
     from webhooks.models import WebhookEvent
 
     credentials = merchant_create(name="Scale Test Shop", email="scale-test@shop.test")

@@ -9,10 +9,10 @@ import sys
 
 import pytest
 
-from bench.core import Result, WrkSettings
-from bench.runner import BenchUsageError, _wrk_settings
-from bench.server import BASE_DIR, gunicorn_command
-from bench.targets import judge
+from tools.bench.core import Result, WrkSettings
+from tools.bench.runner import BenchUsageError, _wrk_settings
+from tools.bench.server import BASE_DIR, gunicorn_command
+from tools.bench.targets import judge
 
 
 def test_wrk_runs_32_connections_unless_told_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -44,7 +44,7 @@ def test_the_bench_logs_as_production_does() -> None:
     """One JSON line per request at INFO, the access line included: the bench pays what production pays."""
     env = {key: value for key, value in os.environ.items() if key not in {"LOG_FORMAT", "LOG_LEVEL"}}
     script = (
-        "import json, config.settings.bench as bench\n"
+        "import json, tools.bench.settings as bench\n"
         "from core.logs import logging_config\n"
         "print(json.dumps([bench.LOGGING == logging_config('json', 'INFO'), bench.LOGGING['root']['level']]))"
     )
@@ -130,8 +130,8 @@ def test_at_one_connection_the_p99_is_not_judged_by_the_p50() -> None:
 
 
 def test_the_public_read_is_sent_as_from_many_clients_each_with_its_own_budget(tmp_path) -> None:
-    from bench.endpoints import ENDPOINTS, PUBLIC_CLIENTS
-    from bench.wrk import write_script
+    from tools.bench.endpoints import ENDPOINTS, PUBLIC_CLIENTS
+    from tools.bench.wrk import write_script
 
     public = next(e for e in ENDPOINTS if e.name == "GET invoice (public)")
     assert public.clients == PUBLIC_CLIENTS == 4096

@@ -14,8 +14,8 @@ from uuid import uuid4
 
 import pytest
 
-from bench.server import free_port, stop_process_group
 from tests.workers import children, start_web, wait_for
+from tools.bench.server import free_port, stop_process_group
 
 pytestmark = pytest.mark.django_db(transaction=True)
 BODIES = 1000

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from bench.server import free_port, stop_process_group
 from payments.services import company_set_webhook_url
 from tests.factories import MerchantFactory
 from tests.workers import children, kill_tree, start_web, start_worker, wait_for
+from tools.bench.server import free_port, stop_process_group
 from webhooks.receiver import Reply, WebhookReceiver
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.django_db(transaction=True)]

@@ -144,7 +144,7 @@ def start_web(
     var_dir: Path, port: int, log: Any, *, workers: int = 1, **extra: str
 ) -> subprocess.Popen[bytes]:
     """Real gunicorn (the production config module) on 127.0.0.1:`port`, in its own process group (stop it
-    with bench.server.stop_process_group), its output to `log`."""
+    with tools.bench.server.stop_process_group), its output to `log`."""
     return subprocess.Popen(
         [
             sys.executable,

@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.core import BenchContext, Result, benchmark, with_ratios
+from tools.bench.core import BenchContext, Result, benchmark, with_ratios
 
 if TYPE_CHECKING:
     from django.db.models import Model, QuerySet

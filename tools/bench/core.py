@@ -1,8 +1,8 @@
 """What every benchmark kind shares: the run's context, one result row, and the registry of kinds.
 
 A kind is a function `(BenchContext) -> list[Result]`, registered with `@benchmark`. The HTTP kind drives
-the endpoints of `bench/endpoints.py` with wrk; a later kind (say, a service call in a loop against a
-baseline loop) is one more decorated function in `bench/benchmarks.py`, and its rows join the same table.
+the endpoints of `tools/bench/endpoints.py` with wrk; a later kind (say, a service call in a loop against a
+baseline loop) is one more decorated function in `benchmarks.py`, and its rows join the same table.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ class Result:
     )
     # Non-empty means the numbers are not trustworthy (non-2xx answers, socket errors); the run exits 1.
     failures: list[str] = field(default_factory=list)
-    # The row's target as the table prints it (bench/targets.py), and whether this run met it (None: no
+    # The row's target as the table prints it (tools/bench/targets.py), and whether this run met it (None: no
     # target, or no trustworthy number to judge).
     target: str = ""
     met: bool | None = None

@@ -9,8 +9,8 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from bench.models import BaselineRow
 from payments.api.authentication import BearerTokenAuthentication
+from tools.bench.models import BaselineRow
 
 
 @api_view(["POST"])

@@ -1,4 +1,4 @@
-"""`python -m bench`: set up, start gunicorn, run every registered kind, print one table, exit 1 on errors."""
+"""`python -m tools.bench`: set up, start gunicorn, run every kind, print one table, exit 1 on errors."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 
-from bench.cleanup import clean_earlier_runs
-from bench.core import BENCHMARKS, BenchContext, Benchmark, Result, WrkSettings
-from bench.endpoints import ENDPOINTS
-from bench.server import (
+from tools.bench.cleanup import clean_earlier_runs
+from tools.bench.core import BENCHMARKS, BenchContext, Benchmark, Result, WrkSettings
+from tools.bench.endpoints import ENDPOINTS
+from tools.bench.server import (
     ServerError,
     create_merchant,
     gunicorn,
@@ -26,8 +26,8 @@ from bench.server import (
     setup_django,
     worker_count,
 )
-from bench.targets import judge
-from bench.wrk import WrkError, ensure_wrk
+from tools.bench.targets import judge
+from tools.bench.wrk import WrkError, ensure_wrk
 
 
 def main() -> int:
@@ -49,9 +49,9 @@ def _run() -> int:
     setup_django()
     process_log = _log_to_file()
     # Registers the kinds, after Django is configured: the in-process ones, then the worker processes.
-    import bench.benchmarks
-    import bench.latency
-    import bench.workers  # noqa: F401
+    import tools.bench.benchmarks
+    import tools.bench.latency
+    import tools.bench.workers  # noqa: F401
 
     kinds = _selected()
 
@@ -94,7 +94,7 @@ def _run() -> int:
 
 
 def _log_to_file() -> Path:
-    """The bench process logs as production does (JSON at INFO, config.settings.bench), into a file as a
+    """The bench process logs as production does (JSON at INFO, tools.bench.settings), into a file as a
     service's lines go to the journal: the in-process kinds pay for their log lines, the terminal shows the
     table."""
     import logging

@@ -2,7 +2,7 @@
 
 Every entry is sent with the bench merchant's `Authorization: Bearer` header unless `auth=False`, and with
 `Content-Type: application/json` when it has a body. Each entry names the baseline entry its ratios divide
-by: writes by the one-row insert, reads by the one-row read (both bare Django + DRF, bench/views.py).
+by: writes by the one-row insert, reads by the one-row read (both bare Django + DRF, tools/bench/views.py).
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ ENDPOINTS: list[HttpEndpoint] = [
             "items": [{"name": "Coffee", "price": 4.5}, {"name": "Cake", "price": 3}],
         },
     ),
-    # `{invoice_id}`: a filled invoice the harness creates before the runs (bench/benchmarks.py). Clients
+    # `{invoice_id}`: a filled invoice the harness creates before the runs (benchmarks.py). Clients
     # paying on the hosted page: each address has production's budget (INVOICE_PUBLIC_RATE, 120/min), a
     # lease of one request, so every read counts in Redis as it does in production. 4,096 addresses keep
     # each of them far below its budget at the rates wrk reaches.

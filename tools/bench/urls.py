@@ -1,10 +1,10 @@
-"""Root URLconf of `config.settings.bench`: the service's URLs plus the baseline, found nowhere else."""
+"""Root URLconf of `tools.bench.settings`: the service's URLs plus the baseline, found nowhere else."""
 
 from django.urls import path
 
-from bench.views import baseline, baseline_read
 from config.urls import handler404, handler500
 from config.urls import urlpatterns as service_urlpatterns
+from tools.bench.views import baseline, baseline_read
 
 urlpatterns = [
     path("bench/baseline", baseline, name="bench-baseline"),

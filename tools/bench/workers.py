@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import IO
 from uuid import UUID
 
-from bench.cleanup import purge_queues
-from bench.core import BenchContext, Result, benchmark, with_ratios
-from bench.server import BASE_DIR, SETTINGS_MODULE, ServerError, stop_process_group
+from tools.bench.cleanup import purge_queues
+from tools.bench.core import BenchContext, Result, benchmark, with_ratios
+from tools.bench.server import BASE_DIR, SETTINGS_MODULE, ServerError, stop_process_group
 
 WORKER_EVENTS = 1500
 WORKER_COUNTS = (1, 2)

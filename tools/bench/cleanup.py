@@ -3,7 +3,7 @@ database: every bench merchant (`create_merchant`, one a run) with every row tha
 transfers that paid it, and the Celery messages the service published that no worker consumed.
 
 A bench merchant is a user whose e-mail is `bench-<12 hex>@bench.kassa.local` (`bench_merchant_email`) and
-the company it owns. The `scale` kind's two merchants (bench/scale.py: scale@ and scale-small@ the same
+the company it owns. The `scale` kind's two merchants (tools/bench/scale.py: scale@ and scale-small@ the same
 domain) do not match and keep their million rows between runs.
 
 The rows go by set-based DELETEs (`... WHERE company_id IN (...)`), children before parents, in one
@@ -110,7 +110,7 @@ def remove_earlier_merchants() -> Removed:
             deleted = queryset._raw_delete(queryset.db) or 0
             table = queryset.model._meta.db_table
             rows[table] = rows.get(table, 0) + deleted
-    # Vacuumed and analyzed before the first measurement (bench.server.settle_database).
+    # Vacuumed and analyzed before the first measurement (tools.bench.server.settle_database).
     return Removed(merchants=len(owners), rows=rows, seconds=time.perf_counter() - started)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bench.core import Result
+from tools.bench.core import Result
 
 # At or above this many connections the HTTP rows run with a full queue, and their p99 is judged by their p50.
 SATURATED_CONNECTIONS = 32
@@ -49,7 +49,7 @@ TARGETS: tuple[Target, ...] = (
     Target("expiry sweep", "<= 10 s (>= 10,000/s)", _rate_at_least(10_000)),
     Target("bulk withdraw", "<= 0.4 s (>= 2,500 items/s)", _rate_at_least(2500)),
 )
-# Commit to delivery of a webhook: a p99 of at most 2 s idle, 5 s under the HTTP load (bench/latency.py).
+# Commit to delivery of a webhook: a p99 of at most 2 s idle, 5 s under the HTTP load (latency.py).
 LATENCY_PREFIX = "webhook commit to delivery, "
 LATENCY_TARGETS_S = {"idle": 2.0, "under load": 5.0}
 # The second worker process must add most of a worker's rate on two cores (1.0 = no gain, 2.0 = all).

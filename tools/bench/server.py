@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-SETTINGS_MODULE = "config.settings.bench"
-BASE_DIR = Path(__file__).resolve().parent.parent
+SETTINGS_MODULE = "tools.bench.settings"
+BASE_DIR = Path(__file__).resolve().parents[2]
 
 
 class ServerError(RuntimeError):
@@ -58,7 +58,7 @@ def prepare_database() -> Database:
         description = f"{connection.vendor}, {_relative(settings_db['NAME'])}"
     call_command("migrate", interactive=False, verbosity=0)
 
-    from bench.models import BaselineRow
+    from tools.bench.models import BaselineRow
 
     # Every run starts from an empty baseline table, so its index size does not drift between runs.
     BaselineRow.objects.all().delete()
@@ -107,10 +107,10 @@ def create_merchant() -> tuple[str, str]:
     """A fresh merchant per run via the real service; returns (company id, public token)."""
     from django.db import connections
 
-    from bench.cleanup import BENCH_MERCHANT_NAME, bench_merchant_email
     from payments.services import merchant_create
+    from tools.bench.cleanup import BENCH_MERCHANT_NAME, bench_merchant_email
 
-    # The next run recognises it by this e-mail and removes it with its rows (bench.cleanup).
+    # The next run recognises it by this e-mail and removes it with its rows (tools.bench.cleanup).
     created = merchant_create(name=BENCH_MERCHANT_NAME, email=bench_merchant_email())
     # gunicorn's workers open their own connections; this process must not hold SQLite or PG sessions open.
     connections.close_all()

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from bench import wrk
-from bench.core import BenchContext, Result, WrkSettings, benchmark, with_ratios
-from bench.endpoints import BASELINE, BENCH_BTC_ADDRESS, ENDPOINTS, HttpEndpoint
-from bench.server import settle_database
+from tools.bench import wrk
+from tools.bench.core import BenchContext, Result, WrkSettings, benchmark, with_ratios
+from tools.bench.endpoints import BASELINE, BENCH_BTC_ADDRESS, ENDPOINTS, HttpEndpoint
+from tools.bench.server import settle_database
 
 if TYPE_CHECKING:
     from payments.models import Company, DepositAddress
@@ -159,7 +159,7 @@ def _median(values: list[float]) -> float:
 
 
 def _baseline_row(ctx: BenchContext) -> str:
-    from bench.models import BaselineRow
+    from tools.bench.models import BaselineRow
 
     return str(BaselineRow.objects.create(company_id=ctx.company_id).pk)
 
@@ -234,7 +234,7 @@ def _insert_loop(company_id: object, count: int) -> Result:
 
     from django.db import transaction
 
-    from bench.models import BaselineRow
+    from tools.bench.models import BaselineRow
 
     timings = []
     for _ in range(count):
@@ -658,4 +658,4 @@ def withdrawals(ctx: BenchContext) -> list[Result]:
     return with_ratios([baseline, bulk_row, singles], baseline="one-row insert loop")
 
 
-from bench import scale  # noqa: E402,F401 - registers the scale kind, after the kinds above
+from tools.bench import scale  # noqa: E402,F401 - registers the scale kind, after the kinds above

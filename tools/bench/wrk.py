@@ -9,7 +9,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.core import WrkSettings
+from tools.bench.core import WrkSettings
 
 
 class WrkError(RuntimeError):

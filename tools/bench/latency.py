@@ -8,7 +8,7 @@ to back so that each waits for the one before it (docs/api.md, Order); a new inv
 `LATENCY_OBJECT_GAP_S`. A webhook's latency is its first arrival minus the moment before its commit. The
 rows are the p50 and p99 of those latencies, first on an idle instance, then while wrk drives `POST invoice`
 (the bench's HTTP load: 32 connections) for another merchant, whose events are recorded as skipped so that
-the load is the API's, not more webhooks. A p99 over its target (`bench.targets.LATENCY_TARGETS_S`)
+the load is the API's, not more webhooks. A p99 over its target (`tools.bench.targets.LATENCY_TARGETS_S`)
 misses the row's target.
 """
 
@@ -22,11 +22,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bench import wrk
-from bench.core import BenchContext, Result, benchmark
-from bench.endpoints import ENDPOINTS
-from bench.server import ServerError
-from bench.workers import _workers
+from tools.bench import wrk
+from tools.bench.core import BenchContext, Result, benchmark
+from tools.bench.endpoints import ENDPOINTS
+from tools.bench.server import ServerError
+from tools.bench.workers import _workers
 
 if TYPE_CHECKING:
     from payments.models import Company
@@ -85,7 +85,7 @@ def webhook_latency(ctx: BenchContext) -> list[Result]:
 def _load(ctx: BenchContext) -> Callable[[float], list[str]]:
     """wrk driving `POST invoice` for `seconds`, as a second merchant with no webhook URL (its invoices'
     events are recorded as skipped), with the HTTP rows' wrk settings."""
-    from bench.server import create_merchant
+    from tools.bench.server import create_merchant
 
     _, token = create_merchant()
     endpoint = next(e for e in ENDPOINTS if e.name == LOAD_ENDPOINT)
@@ -166,7 +166,7 @@ def _arrivals(receiver: WebhookReceiver, committed: Mapping[str, float]) -> dict
 def latency_result(phase: str, committed: Mapping[str, float], arrived: Mapping[str, float]) -> Result:
     """The phase's row: webhooks delivered per second over the phase, the p50 and p99 of commit to first
     arrival (ms); failed when a webhook never arrived. Its target, a p99 at most the phase's
-    target (`bench.targets.LATENCY_TARGETS_S`), is judged with every other row's."""
+    target (`tools.bench.targets.LATENCY_TARGETS_S`), is judged with every other row's."""
     name = latency_row_name(phase)
     latencies = sorted(arrived[key] - committed[key] for key in committed if key in arrived)
     failures = []

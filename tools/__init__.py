@@ -1,0 +1,1 @@
+"""Tools run beside Kassa, never by it: `make bench` (tools/bench)."""
