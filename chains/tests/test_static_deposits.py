@@ -264,7 +264,7 @@ def test_bad_block_counts_are_400(api, count):
 
 
 def test_codes_on_another_backend_are_refused_by_the_sandbox(api, settings):
-    settings.CHAIN_BACKENDS = {"btc": "payments.tests.test_static_deposits.OtherChain"}
+    settings.CHAIN_BACKENDS = {"btc": "chains.tests.test_static_deposits.OtherChain"}
 
     response = api_pay(api, "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq", "0.015", asset="btc")
 

@@ -78,7 +78,7 @@ urlpatterns = [
 handler404 = "config.views.page_not_found"
 handler500 = "config.views.server_error"
 
-pytestmark = [pytest.mark.django_db, pytest.mark.urls("payments.tests.test_errors")]
+pytestmark = [pytest.mark.django_db, pytest.mark.urls("core.tests.test_errors")]
 
 
 def _problem(response, status, code):
