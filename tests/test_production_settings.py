@@ -24,7 +24,7 @@ from cryptography.fernet import Fernet
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from chains.base import XpubAddressesMixin
+from chains.backend import XpubAddressesMixin
 from chains.derivation import development_xpub
 from payments.checks import check_field_encryption_key, check_secret_key
 

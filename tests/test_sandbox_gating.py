@@ -12,7 +12,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
 
-from chains.base import ChainTransfer, XpubAddressesMixin
+from chains.backend import XpubAddressesMixin
+from chains.base import ChainTransfer
 from core.offer import offered_assets, offered_codes
 from invoices.models import Invoice
 from payments.models import LedgerEntry, SandboxTransaction
