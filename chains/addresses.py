@@ -287,10 +287,14 @@ def route_key(code: str, address: str) -> str:
         canonical = validate_address(code, address)
     except InvalidAddress:
         return address.strip() if isinstance(address, str) else ""
-    family = get_asset(code).family
-    if family == "evm":
-        return canonical.lower()
-    if family == "ton":
-        parsed = TonAddress(canonical)
-        return f"{parsed.wc}:{parsed.hash_part.hex()}"
-    return canonical
+    one_form = _ROUTE_FORMS.get(get_asset(code).family)
+    return canonical if one_form is None else one_form(canonical)
+
+
+def _ton_raw(address: str) -> str:
+    parsed = TonAddress(address)
+    return f"{parsed.wc}:{parsed.hash_part.hex()}"
+
+
+# The families whose valid addresses have more than one spelling, and the one routing uses.
+_ROUTE_FORMS: dict[str, Callable[[str], str]] = {"evm": str.lower, "ton": _ton_raw}

@@ -1,27 +1,12 @@
-"""The one interface every chain backend implements (docs/architecture.md), and the backend registry.
-
-Which backend serves which payment code is the `CHAIN_BACKENDS` setting; every code runs on the sandbox
-chain unless configured otherwise.
-"""
+"""What chain backends and their callers exchange: the data classes, the `Signer` and the exceptions of the
+chain backend contract (chains.backend holds the contract itself and the backend registry)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
-from functools import cache
-from typing import TYPE_CHECKING, Any, Protocol
-
-from django.conf import settings
-from django.core.exceptions import ImproperlyConfigured
-from django.core.signals import setting_changed
-from django.utils.module_loading import import_string
-
-from chains.derivation import derive_address
-from core.assets import all_assets, get_asset
-
-if TYPE_CHECKING:
-    from payments.models import Company
+from typing import Any, Protocol
 
 FAILED = "failed"
 FROZEN = "frozen"
@@ -183,6 +168,13 @@ class FeeOverCap(PayoutHeld):
     reason = "Waiting for a lower network fee"
 
 
+class PayoutRefused(Exception):
+    """Whoever signs or sends a payout (`refused_by`) refuses this one for good, for the reason it gives:
+    the withdrawal waits with it. Any other error of a build or a signature is the node's refusal."""
+
+    refused_by = "The node"
+
+
 class PayoutWalletLocked(PayoutHeld):
     """The payout wallet is encrypted and locked: the operator unlocks it (walletpassphrase)."""
 
@@ -190,122 +182,7 @@ class PayoutWalletLocked(PayoutHeld):
     reason = "The payout wallet is locked"
 
 
-class PayoutBackend(Protocol):
-    """plan -> sign -> store -> broadcast -> monitor (withdrawals.payouts drives it).
-
-    `build` plans one transaction paying every payment (raises InsufficientFunds or FeeOverCap), the
-    `Signer` signs it, the caller stores the signed bytes and txid in one commit, and only then
-    `broadcast` sends them; a retry sends the same bytes again, never a rebuilt transaction.
-    """
-
-    def quote_fee(self, code: str) -> FeeQuote: ...
-
-    def build(self, code: str, payments: list[Payment], fee: FeeQuote) -> UnsignedTx: ...
-
-    def signer(self, code: str) -> Signer: ...
-
-    def broadcast(self, code: str, tx: SignedTx) -> Outcome: ...
-
-    def tx_status(self, code: str, txid: str) -> TxStatus: ...
-
-    def spendable(self, code: str) -> Decimal: ...
-
-    def bump(self, code: str, txid: str, fee: FeeQuote) -> SignedTx | None:
-        """A replacement of a stuck transaction (RBF: the same payments, a higher fee), signed; None where
-        the chain or node cannot replace it."""
-        ...
-
-    def child(self, code: str, txid: str, fee: FeeQuote) -> SignedTx | None:
-        """A child of a stuck transaction (CPFP): spends its change back to the payout wallet and pays
-        enough that the two together pay `fee`, signed; None where it cannot (no change, or the parent
-        already pays that rate)."""
-        ...
-
-
 class Signer(Protocol):
     """The custody boundary: the only place a private key is used."""
 
     def sign(self, tx: UnsignedTx) -> SignedTx: ...
-
-
-class ChainBackend(PayoutBackend, Protocol):
-    """Deposits (addresses, watching, scanning) and, from PayoutBackend, payouts."""
-
-    name: str
-
-    def new_deposit_address(self, company: Company, code: str, index: int) -> tuple[str, str | None]: ...
-
-    def ensure_watched(self, code: str, upto_index: int) -> int:
-        """Make the node watch every deposit address up to `upto_index`; returns the index watched up to."""
-        ...
-
-    def scan(self, code: str, cursor: dict[str, Any] | None) -> ScanResult: ...
-
-    def tip(self, code: str) -> BlockRef:
-        """The node's best block now."""
-        ...
-
-    def cursor_at(self, code: str, height: int) -> dict[str, Any]:
-        """A cursor from which the next scan reports everything after block `height` (a rescan)."""
-        ...
-
-    def recheck(self, code: str, keys: list[TransferKey]) -> list[ChainTransfer]:
-        """The current state of open transfers the scan did not mention (DROPPED when gone for good)."""
-        ...
-
-    def in_best_chain(self, code: str, block: BlockRef) -> bool:
-        """The block is still in the node's best chain (the settled watch: what it holds is still mined)."""
-        ...
-
-    def deposit_status(self, code: str, txid: str) -> TxStatus:
-        """An incoming transaction as the chain sees it now, as `tx_status` tells a sent one: mined (with
-        its block), waiting in the mempool, or neither (known=False, or confirmations < 0: a conflict won)."""
-        ...
-
-    def explorer_url(self, code: str, txid: str) -> str: ...
-
-
-class XpubAddressesMixin:
-    """Deposit addresses derived from the configured extended public keys (chains.derivation)."""
-
-    def new_deposit_address(self, company: Company, code: str, index: int) -> tuple[str, str | None]:
-        return derive_address(code, index)
-
-
-BACKEND_PATHS = {
-    "sandbox": "chains.sandbox.SandboxBackend",
-    "bitcoincore": "chains.bitcoincore.backend.BitcoinCoreBackend",
-    "evm": "chains.evm.backend.EvmBackend",
-}
-
-
-@cache
-def _backends() -> dict[str, Any]:
-    configured: dict[str, str] = settings.CHAIN_BACKENDS or {}
-    unknown = set(configured) - {asset.code for asset in all_assets()}
-    if unknown:
-        raise ImproperlyConfigured(f"CHAIN_BACKENDS names unknown payment codes: {sorted(unknown)}")
-    instances: dict[str, Any] = {}
-    chosen: dict[str, Any] = {}
-    for asset in all_assets():
-        name = configured.get(asset.code, "sandbox")
-        path = BACKEND_PATHS.get(name, name)
-        if path not in instances:
-            try:
-                instances[path] = import_string(path)()
-            except ImportError as exc:
-                raise ImproperlyConfigured(f"CHAIN_BACKENDS[{asset.code!r}]: cannot load {path}") from exc
-        chosen[asset.code] = instances[path]
-    return chosen
-
-
-def _reset(*, setting: str, **kwargs: Any) -> None:
-    if setting == "CHAIN_BACKENDS":
-        _backends.cache_clear()
-
-
-setting_changed.connect(_reset)
-
-
-def get_backend(code: str) -> ChainBackend:
-    return _backends()[get_asset(code).code]  # type: ignore[no-any-return]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, register
@@ -10,19 +10,23 @@ from django.core.exceptions import ImproperlyConfigured
 
 from core.assets import all_assets
 from core.checks import TAG
+from core.offer import on_sandbox_backend
+
+if TYPE_CHECKING:
+    from chains.backend import ChainBackend
 
 
 @register(TAG, deploy=True)
 def check_chain_backends(**kwargs: Any) -> list[CheckMessage]:
     """Something real to offer, never the sandbox beside it, and every real backend's deposits on keys the
     operator holds."""
-    from chains.base import get_backend
+    from chains.backend import get_backend
     from chains.derivation import receives_on_development_key
-    from chains.evm.config import evm_config
-    from chains.nodes import node_config
 
     try:
-        real = [asset for asset in all_assets() if get_backend(asset.code).name != "sandbox"]
+        real = [asset for asset in all_assets() if not on_sandbox_backend(asset.code)]
+        for asset in real:
+            get_backend(asset.code)  # loads every configured backend: an unknown or incomplete one is refused
     except ImproperlyConfigured as exc:
         return [_invalid(str(exc), "CHAIN_BACKENDS")]
     errors: list[CheckMessage] = []
@@ -48,27 +52,16 @@ def check_chain_backends(**kwargs: Any) -> list[CheckMessage]:
                 id="kassa.E010",
             )
         )
+    by_backend: dict[int, tuple[ChainBackend, list[str]]] = {}
     for asset in real:
-        backend = get_backend(asset.code).name
+        backend = get_backend(asset.code)
+        by_backend.setdefault(id(backend), (backend, []))[1].append(asset.code)
         try:
-            if backend == "bitcoincore":
-                node_config(asset.code)
-            elif backend == "evm":
-                evm_config(asset.code)
+            backend.check_config(asset.code)
         except ImproperlyConfigured as exc:
-            errors.append(_invalid(f"{asset.code} runs on the {backend} backend: {exc}", "CHAIN_NODES"))
-    if any(get_backend(asset.code).name == "evm" for asset in real) and not str(
-        settings.EVM_SIGNER or ""
-    ).startswith("unix:"):
-        errors.append(
-            Error(
-                "The EVM backend needs the signer process: EVM_SIGNER is not a unix: socket "
-                f"({settings.EVM_SIGNER!r}). The in-process signer holds the public development seed.",
-                hint="Run `manage.py run_signer` as its own user and set "
-                'EVM_SIGNER="unix:/run/kassa/signer.sock" (docs/operations.md, the EVM signer).',
-                id="kassa.E008",
-            )
-        )
+            errors.append(_invalid(f"{asset.code} runs on the {backend.name} backend: {exc}", "CHAIN_NODES"))
+    for backend, served in by_backend.values():
+        errors += backend.deploy_checks(served)
     families = sorted({asset.family for asset in real})
     for family in families:
         variable = "TON_DEPOSIT_ADDRESS" if family == "ton" else f'CHAIN_XPUBS["{family}"]'

@@ -9,7 +9,7 @@ from django.core.cache import cache
 from django.db import IntegrityError, transaction
 
 from chains.addresses import route_key
-from chains.base import get_backend
+from chains.backend import get_backend
 from chains.scanning import WATCH_AHEAD, watched_until
 from core.assets import get_asset
 from core.enqueue import task

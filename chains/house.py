@@ -9,17 +9,16 @@ from decimal import Decimal
 from django.db import IntegrityError, transaction
 
 from chains import payout_book
+from chains.backend import get_backend
 from chains.models import ChainTx, HouseEntry
 from core.assets import all_assets
 from core.money import exact_sum
 from core.offer import on_sandbox_backend
 
-# Tokens pay their gas in their chain's native coin.
-_FEE_COIN = {"usdterc20": "eth", "usdc": "eth"}
-
 
 def fee_coin(code: str) -> str:
-    return _FEE_COIN.get(code, code)
+    """The coin the network fees of `code` are paid in, as its backend says (tokens: their chain's coin)."""
+    return get_backend(code).fee_coin(code)
 
 
 def house_book_network_fee(chain_tx: ChainTx) -> HouseEntry | None:

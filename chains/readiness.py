@@ -20,7 +20,7 @@ from concurrent.futures import wait as wait_for
 from django.conf import settings
 from django.core.signals import setting_changed
 
-from chains.base import get_backend
+from chains.backend import get_backend
 from chains.scanning import scanned_with
 from core.assets import all_assets
 from core.offer import is_offered, on_sandbox_backend

@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Max, Q
 
+from chains.backend import TAG_MEMO, ChainBackend, XpubAddressesMixin
 from chains.base import (
     DROPPED,
     FAILED,
@@ -31,7 +32,6 @@ from chains.base import (
     TransferKey,
     TxStatus,
     UnsignedTx,
-    XpubAddressesMixin,
 )
 from core.assets import get_asset
 from payments.models import Deposit, SandboxBlock, SandboxTransaction
@@ -62,8 +62,11 @@ def _state(tx: SandboxTransaction) -> str:
     return FAILED if tx.outcome == SandboxTransaction.Outcome.FAIL else FROZEN
 
 
-class SandboxBackend(XpubAddressesMixin):
+class SandboxBackend(XpubAddressesMixin, ChainBackend):
+    """Every code, any family; it sees every address (nothing to watch) and keeps a transfer's tag."""
+
     name = "sandbox"
+    tag_kind = TAG_MEMO
 
     def scan(self, code: str, cursor: dict[str, object] | None) -> ScanResult:
         """The incoming transfers in the mempool or mined since the cursor (the tip the last scan saw), as a
@@ -129,9 +132,7 @@ class SandboxBackend(XpubAddressesMixin):
     def explorer_url(self, code: str, txid: str) -> str:
         return f"{settings.BASE_URL}/sandbox/tx/{txid}"
 
-    # --- payouts: one withdrawal per transaction, "signed" by no one (there is no key) ------------------
-
-    max_outputs = 1
+    # --- payouts: one withdrawal per transaction (max_outputs 1), "signed" by no one (there is no key) ----
 
     def quote_fee(self, code: str) -> FeeQuote:
         return FeeQuote(rate=get_asset(code).network_fee, unit=code, source="fixed")

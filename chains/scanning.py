@@ -25,7 +25,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from alerts.services import alert_raise, alert_resolve
-from chains.base import ChainBackend, ChainTransfer, ChainUnavailable, ScanResult, TransferKey, get_backend
+from chains.backend import ChainBackend, get_backend
+from chains.base import ChainTransfer, ChainUnavailable, ScanResult, TransferKey
 from chains.deposits import deposits_ingest, open_transfer_keys
 from chains.models import ChainCursor, WatchRange
 from core.assets import get_asset
@@ -90,8 +91,7 @@ def _after_reorg(codes: list[str], tip: int) -> None:
 
 def scanned_with(code: str) -> list[str]:
     """The codes scanned in one cycle with `code`, the one whose cursor they share first."""
-    together = getattr(get_backend(code), "scan_codes", None)
-    return [code] if together is None else list(together(code))
+    return list(get_backend(code).scan_codes(code))
 
 
 def _recheck(backend: ChainBackend, code: str, keys: list[TransferKey]) -> list[ChainTransfer]:
@@ -112,15 +112,14 @@ def chain_watch(code: str) -> None:
 def watched_until(code: str) -> int | None:
     """The last derivation index the node of `code` watches (-1: none yet); None when its backend needs
     no watching (it sees every address, as the sandbox does)."""
-    if getattr(get_backend(code), "ensure_watched", None) is None:
+    if not get_backend(code).watches_addresses:
         return None
     found = WatchRange.objects.filter(code=code).values_list("watched_until", flat=True).first()
     return -1 if found is None else found
 
 
-def _keep_watching(backend: object, code: str) -> None:
-    ensure = getattr(backend, "ensure_watched", None)
-    if ensure is None:
+def _keep_watching(backend: ChainBackend, code: str) -> None:
+    if not backend.watches_addresses:
         return
     handed_out = (
         DerivationCounter.objects.filter(family=get_asset(code).family)
@@ -131,7 +130,7 @@ def _keep_watching(backend: object, code: str) -> None:
     watched = WatchRange.objects.filter(code=code).values_list("watched_until", flat=True).first()
     if watched is not None and watched - handed_out >= WATCH_AHEAD // 2:
         return
-    until = ensure(code, handed_out + WATCH_AHEAD)
+    until = backend.ensure_watched(code, handed_out + WATCH_AHEAD)
     WatchRange.objects.update_or_create(code=code, defaults={"watched_until": until})
     logger.info("%s: the node now watches deposit addresses up to index %s", code, until)
 

@@ -32,7 +32,8 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from alerts.services import alert_raise
-from chains.base import BlockRef, ChainBackend, ChainUnavailable, Outcome, SignedTx, TxStatus, get_backend
+from chains.backend import ChainBackend, get_backend
+from chains.base import BlockRef, ChainUnavailable, Outcome, SignedTx, TxStatus
 from chains.deposit_reversals import deposit_remined, deposit_reverse, remined
 from chains.models import ChainTx, ChainTxStatus
 from core.assets import get_asset

@@ -8,7 +8,8 @@ from decimal import Decimal
 from alerts.models import Alert
 from alerts.services import open_alerts
 from chains import payout_book
-from chains.base import ChainUnavailable, get_backend
+from chains.backend import get_backend
+from chains.base import ChainUnavailable
 from chains.house import house_paid
 from chains.models import ChainCursor
 from chains.scanning import scanned_with
@@ -70,8 +71,8 @@ def _status(code: str, reversed_: dict[str, dict[str, int]]) -> CodeStatus:
         paused_reason=cursor.paused_reason if cursor else "",
         spendable=None if spendable is None or not spendable.is_finite() else spendable,
         gas_tank=gas_tank,
-        gas_paid=None if getattr(backend, "gas_tank", None) is None else house_paid(code),
-        hot_address=str(getattr(backend, "hot_address", lambda: "")()),
+        gas_paid=house_paid(code) if backend.has_gas_tank else None,
+        hot_address=backend.hot_address(code),
         pending_payouts=payout_book.book().waiting_total(code),
         reversed_payouts=reversed_["payouts"].get(code, 0),
         reversed_deposits=reversed_["deposits"].get(code, 0),

@@ -13,7 +13,8 @@ from decimal import Decimal
 
 from django.utils import timezone
 
-from chains.base import ChainUnavailable, get_backend
+from chains.backend import get_backend
+from chains.base import ChainUnavailable
 from chains.models import PayoutWallet
 
 logger = logging.getLogger(__name__)
@@ -34,8 +35,7 @@ def wallet_reading(code: str) -> tuple[Decimal, Decimal | None]:
     """What the payout wallet of `code` can spend now, and on account chains the hot address's gas money
     (None elsewhere), asked of the node; ChainUnavailable when it cannot be asked."""
     backend = get_backend(code)
-    gas = getattr(backend, "gas_tank", None)
-    return backend.spendable(code), None if gas is None else gas(code)
+    return backend.spendable(code), backend.gas_tank(code) if backend.has_gas_tank else None
 
 
 def payout_wallet_read(code: str) -> PayoutWallet | None:

@@ -38,6 +38,12 @@ class Asset:
     expiry_grace: timedelta = timedelta(minutes=60)  # a processing invoice may wait this long after expiredAt
     explorer_tx_url: str  # template with {txid}
     label: str  # network name for people
+    # How a wallet is asked to pay it (chains.payuri): bitcoin, litecoin, bitcoincash (BIP 21), ethereum
+    # (EIP-681), solana (Solana Pay), ton (a transfer link), or "" where its wallets share no URI standard.
+    uri_scheme: str
+    chain_id: int | None = None  # EVM: the mainnet chain id
+    contract: str = ""  # a token: its mainnet contract (checksummed)
+    fee_coin: str = ""  # the code of the coin its network fees are paid in; "": itself
 
     @property
     def amount_decimals(self) -> int:
@@ -65,6 +71,7 @@ _DEFAULTS: tuple[Asset, ...] = (
         min_withdrawal=Decimal("0.0005"), network_fee=Decimal("0.0001"),
         confirmations=2, invoice_lifetime=timedelta(minutes=120),
         explorer_tx_url="https://mempool.space/tx/{txid}",
+        uri_scheme="bitcoin",
     ),
     Asset(
         code="eth", base="eth", network="eth", family="evm", label="Ethereum",
@@ -72,6 +79,7 @@ _DEFAULTS: tuple[Asset, ...] = (
         min_withdrawal=Decimal("0.005"), network_fee=Decimal("0.0005"),
         confirmations=12, invoice_lifetime=_LIFETIME,
         explorer_tx_url=_ETHERSCAN,
+        uri_scheme="ethereum", chain_id=1,
     ),
     Asset(
         code="trc20usdt", base="usdt", network="trc20usdt", family="tron", label="Tether USD (TRON, TRC-20)",
@@ -79,6 +87,7 @@ _DEFAULTS: tuple[Asset, ...] = (
         min_withdrawal=Decimal("10"), network_fee=Decimal("1"),
         confirmations=20, invoice_lifetime=_LIFETIME,
         explorer_tx_url=_TRONSCAN,
+        uri_scheme="",
     ),
     Asset(
         code="usdterc20", base="usdt", network="usdterc20", family="evm",
@@ -87,6 +96,8 @@ _DEFAULTS: tuple[Asset, ...] = (
         min_withdrawal=Decimal("20"), network_fee=Decimal("3"),
         confirmations=12, invoice_lifetime=_LIFETIME,
         explorer_tx_url=_ETHERSCAN,
+        uri_scheme="ethereum", chain_id=1, contract="0xdAC17F958D2ee523a2206206994597C13D831ec7",
+        fee_coin="eth",
     ),
     Asset(
         code="usdc", base="usdc", network="usdc", family="evm", label="USD Coin (Ethereum, ERC-20)",
@@ -94,6 +105,8 @@ _DEFAULTS: tuple[Asset, ...] = (
         min_withdrawal=Decimal("20"), network_fee=Decimal("3"),
         confirmations=12, invoice_lifetime=_LIFETIME,
         explorer_tx_url=_ETHERSCAN,
+        uri_scheme="ethereum", chain_id=1, contract="0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48",
+        fee_coin="eth",
     ),
     Asset(
         code="sol", base="sol", network="sol", family="sol", label="Solana",
@@ -101,6 +114,7 @@ _DEFAULTS: tuple[Asset, ...] = (
         min_withdrawal=Decimal("0.05"), network_fee=Decimal("0.001"),
         confirmations=32, invoice_lifetime=_LIFETIME,  # 32 confirmations: the "finalized" commitment
         explorer_tx_url="https://solscan.io/tx/{txid}",
+        uri_scheme="solana",
     ),
     Asset(
         code="ton", base="ton", network="ton", family="ton", label="Toncoin",
@@ -108,6 +122,7 @@ _DEFAULTS: tuple[Asset, ...] = (
         min_withdrawal=Decimal("0.5"), network_fee=Decimal("0.05"),
         confirmations=1, invoice_lifetime=_LIFETIME,  # a masterchain-referenced block is final
         explorer_tx_url="https://tonviewer.com/transaction/{txid}",
+        uri_scheme="ton",
     ),
     Asset(
         code="bnb", base="bnb", network="bnb", family="evm", label="BNB (BNB Smart Chain)",
@@ -115,6 +130,7 @@ _DEFAULTS: tuple[Asset, ...] = (
         min_withdrawal=Decimal("0.01"), network_fee=Decimal("0.0005"),
         confirmations=15, invoice_lifetime=_LIFETIME,
         explorer_tx_url="https://bscscan.com/tx/{txid}",
+        uri_scheme="ethereum", chain_id=56,
     ),
     Asset(
         code="ltc", base="ltc", network="ltc", family="ltc", label="Litecoin",
@@ -122,6 +138,7 @@ _DEFAULTS: tuple[Asset, ...] = (
         min_withdrawal=Decimal("0.01"), network_fee=Decimal("0.0005"),
         confirmations=6, invoice_lifetime=_LIFETIME,
         explorer_tx_url="https://blockchair.com/litecoin/transaction/{txid}",
+        uri_scheme="litecoin",
     ),
     Asset(
         code="trx", base="trx", network="trx", family="tron", label="TRON",
@@ -129,6 +146,7 @@ _DEFAULTS: tuple[Asset, ...] = (
         min_withdrawal=Decimal("10"), network_fee=Decimal("1"),
         confirmations=20, invoice_lifetime=_LIFETIME,  # past the 19 blocks that make a TRON block solid
         explorer_tx_url=_TRONSCAN,
+        uri_scheme="",
     ),
     Asset(
         code="bch", base="bch", network="bch", family="bch", label="Bitcoin Cash",
@@ -136,6 +154,7 @@ _DEFAULTS: tuple[Asset, ...] = (
         min_withdrawal=Decimal("0.005"), network_fee=Decimal("0.0001"),
         confirmations=6, invoice_lifetime=_LIFETIME,
         explorer_tx_url="https://blockchair.com/bitcoin-cash/transaction/{txid}",
+        uri_scheme="bitcoincash",
     ),
     Asset(
         code="near", base="near", network="near", family="near", label="NEAR Protocol",
@@ -143,6 +162,7 @@ _DEFAULTS: tuple[Asset, ...] = (
         min_withdrawal=Decimal("0.5"), network_fee=Decimal("0.01"),
         confirmations=3, invoice_lifetime=_LIFETIME,
         explorer_tx_url="https://nearblocks.io/txns/{txid}",
+        uri_scheme="",
     ),
 )
 # fmt: on

@@ -12,7 +12,7 @@ from typing import Any
 from eth_tester import EthereumTester, PyEVMBackend
 from web3 import Web3
 
-from chains.base import get_backend
+from chains.backend import get_backend
 from chains.evm.backend import EvmBackend
 from chains.evm.node import hot_address, to_units
 from chains.scanning import chain_scan

@@ -224,3 +224,46 @@ def test_every_app_with_tests_is_collected_and_packaged() -> None:
     with_tests = {package for package in PACKAGES if (ROOT / package / "tests").is_dir()}
     assert with_tests <= testpaths
     assert all(f"{package}*" in packaged for package in PACKAGES)
+
+
+# --- the chain backend contract (chains.backend) ---------------------------------------------------------
+
+# Only a backend's own package may name it; everyone else asks the backend (its capabilities, its methods).
+BACKEND_PACKAGES = ("chains/sandbox.py", "chains/bitcoincore/", "chains/evm/", "chains/tron/")
+BACKEND_SWITCH = re.compile(
+    r"""[=!]=\s*["'](?:sandbox|bitcoincore|evm|tron)["']"""  # .name == "evm", backend != "sandbox", ...
+    r"""|["'](?:sandbox|bitcoincore|evm|tron)["']\s*[=!]="""
+    r"""|\bbackend\s*[=!]=\s*["']"""
+    r"""|\b(?:get|has)attr\(\s*(?:backend\b|get_backend\()"""
+)
+
+
+def _backend_switches(text: str) -> list[int]:
+    return [number for number, line in enumerate(text.splitlines(), 1) if BACKEND_SWITCH.search(line)]
+
+
+def test_the_backend_switch_finder_finds_switches() -> None:
+    switches = [
+        'if get_backend(code).name == "evm":',
+        "    if backend == 'bitcoincore':",
+        'ready = "sandbox" != name',
+        'size = getattr(backend, "max_outputs", 1)',
+        'together = getattr(get_backend(code), "scan_codes", None)',
+    ]
+    fine = ['if asset.family == "ton":', "backend.max_outputs", 'if host.name == "localhost":']
+    assert _backend_switches("\n".join(switches)) == [1, 2, 3, 4, 5]
+    assert _backend_switches("\n".join(fine)) == []
+
+
+def test_no_module_outside_a_backends_package_switches_on_a_backend() -> None:
+    hits = [
+        f"{relative}:{number}"
+        for path in _source_files()
+        if path.suffix == ".py"
+        and not {"tests", "migrations"} & set((relative := path.relative_to(ROOT).as_posix()).split("/"))
+        and not path.name.startswith("test_")
+        and path.name != "conftest.py"
+        and not relative.startswith(BACKEND_PACKAGES)
+        for number in _backend_switches(path.read_text())
+    ]
+    assert hits == []

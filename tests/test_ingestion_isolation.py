@@ -12,7 +12,7 @@ from django.core.management.base import CommandError
 from django.utils import timezone
 
 from chains.base import ScanResult
-from chains.sandbox import new_txid
+from chains.sandbox import SandboxBackend, new_txid
 from chains.scanning import chain_scan
 from chains.tasks import chain_scan_all
 from payments.models import Account, Deposit, QuarantinedTransfer, SandboxTransaction
@@ -45,7 +45,7 @@ def _available(company, code: str) -> Decimal:
     return account.available if account else Decimal(0)
 
 
-class BrokenBackend:
+class BrokenBackend(SandboxBackend):
     """A chain backend whose node is down."""
 
     name = "broken"

@@ -24,8 +24,8 @@ from cryptography.fernet import Fernet
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from chains.base import XpubAddressesMixin
 from chains.derivation import development_xpub
+from chains.sandbox import SandboxBackend
 from payments.checks import check_field_encryption_key, check_secret_key
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,7 +34,7 @@ REAL_CHAIN = f"{__name__}.RealChain"
 _ZPUB = Bip32KeyNetVersions(b"\x04\xb2\x47\x46", b"\x04\xb2\x43\x0c")
 
 
-class RealChain(XpubAddressesMixin):
+class RealChain(SandboxBackend):
     """Stands for a real chain backend: anything not named "sandbox" takes real money."""
 
     name = "real-test-chain"

@@ -12,7 +12,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
 
-from chains.base import ChainTransfer, XpubAddressesMixin
+from chains.base import ChainTransfer
+from chains.sandbox import SandboxBackend
 from core.offer import offered_assets, offered_codes
 from invoices.models import Invoice
 from payments.models import LedgerEntry, SandboxTransaction
@@ -28,7 +29,7 @@ INVOICES = "/api/invoices/v1/regular"
 REAL = "tests.test_sandbox_gating.RealChainDouble"
 
 
-class RealChainDouble(XpubAddressesMixin):
+class RealChainDouble(SandboxBackend):
     """Stands in for a real chain backend (a node): it serves its code, sends nothing in these tests."""
 
     name = "real-double"

@@ -32,16 +32,16 @@ from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 
 from alerts.services import alert_raise, alert_resolve
+from chains.backend import ChainBackend, get_backend
 from chains.base import (
-    ChainBackend,
     ChainUnavailable,
     FeeOverCap,
     Outcome,
     Payment,
     PayoutHeld,
+    PayoutRefused,
     SignedTx,
     TxStatus,
-    get_backend,
     held_kinds,
 )
 from chains.house import house_book_network_fee
@@ -93,7 +93,7 @@ def payout_plan(code: str) -> list[int]:
 def _plan(code: str) -> list[int]:
     backend = get_backend(code)
     due = [withdrawal for withdrawal in _due(code) if _screened(withdrawal)]
-    size = getattr(backend, "max_outputs", 1)
+    size = backend.max_outputs
     stored: list[int] = []
     for start in range(0, min(len(due), size * PLAN_BATCHES), size):
         try:
@@ -125,7 +125,7 @@ def _plan_batch(backend: ChainBackend, code: str, batch: list[Withdrawal]) -> li
     except Exception as exc:
         if len(batch) > 1:
             return [pk for withdrawal in batch for pk in _plan_batch(backend, code, [withdrawal])]
-        who = getattr(exc, "refused_by", "The node")  # the EVM signer says so itself
+        who = exc.refused_by if isinstance(exc, PayoutRefused) else "The node"  # the EVM signer says so
         if batch[0].blocked_reason.startswith(f"{who} refuses"):
             logger.warning("%s: withdrawal %s still refused: %s", code, batch[0].uid, exc)  # once in full
         else:
@@ -242,9 +242,7 @@ def _abandoned(backend: ChainBackend, chain_tx: ChainTx) -> bool:
         last_error="abandoned before it was sent: a withdrawal of it was rejected",
         updated_at=timezone.now(),
     )
-    release = getattr(backend, "release", None)
-    if release is not None:
-        release(chain_tx.code, chain_tx.raw)
+    backend.release(chain_tx.code, chain_tx.raw)
     logger.warning(
         "%s: stored payout %s abandoned before it was sent (a withdrawal was rejected)",
         chain_tx.code,

@@ -36,7 +36,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from chains.base import get_backend
+from chains.backend import get_backend
 from core.assets import get_asset
 from core.bulkinsert import insert_together
 from core.errors import FieldError, InvalidState, NotFound, UnsupportedAsset, ValidationFailed

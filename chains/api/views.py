@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from chains import simulator as sandbox
-from chains.base import get_backend
+from chains.backend import get_backend
 from chains.sandbox import confirmations, tip_height
 from core.api.validation import validated
 from core.money import number_text

@@ -32,6 +32,7 @@ from typing import Any
 from bip_utils import Base58Decoder, Base58Encoder
 from django.conf import settings
 
+from chains.backend import ChainBackend, XpubAddressesMixin
 from chains.base import (
     DROPPED,
     BlockRef,
@@ -47,9 +48,9 @@ from chains.base import (
     TransferKey,
     TxStatus,
     UnsignedTx,
-    XpubAddressesMixin,
 )
 from chains.bitcoincore import bumps
+from chains.bitcoincore.config import FAMILIES, NodeConfig, node_config
 from chains.bitcoincore.rpc import (
     RPC_INVALID_ADDRESS_OR_KEY,
     RPC_VERIFY_ALREADY_IN_CHAIN,
@@ -66,7 +67,6 @@ from chains.bitcoincore.rpc import (
 )
 from chains.derivation import derive_address, development_xpub
 from chains.models import WatchRange
-from chains.nodes import NodeConfig, node_config
 from core.assets import get_asset
 
 logger = logging.getLogger(__name__)
@@ -88,8 +88,10 @@ def _amount(value: Decimal) -> Decimal:
     return exact
 
 
-class BitcoinCoreBackend(XpubAddressesMixin):
+class BitcoinCoreBackend(XpubAddressesMixin, ChainBackend):
     name = "bitcoincore"
+    families = FAMILIES
+    watches_addresses = True  # a watch-only wallet sees only the addresses imported into it
     max_outputs = 500
 
     def __init__(self) -> None:
@@ -100,6 +102,10 @@ class BitcoinCoreBackend(XpubAddressesMixin):
 
     def _config(self, code: str) -> NodeConfig:
         return node_config(get_asset(code).code)
+
+    def check_config(self, code: str) -> None:
+        super().check_config(code)
+        node_config(code)
 
     def _node(self, code: str) -> RpcClient:
         url = self._config(code).url

@@ -15,7 +15,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from alerts.services import open_alerts
-from chains.base import get_backend
+from chains.backend import get_backend
 from chains.dashboard.forms import SandboxDepositForm, SandboxMineForm
 from chains.sandbox import tip_height
 from chains.simulator import sandbox_deposit, sandbox_mine

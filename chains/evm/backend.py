@@ -24,11 +24,14 @@ from decimal import Decimal
 from typing import Any
 
 import requests
+from django.conf import settings
+from django.core.checks import CheckMessage, Error
 from eth_typing import HexStr
 from web3 import Web3
 from web3.exceptions import BlockNotFound, TransactionNotFound
 
 from alerts.services import alert_raise
+from chains.backend import ChainBackend, XpubAddressesMixin
 from chains.base import (
     BlockRef,
     FeeQuote,
@@ -39,13 +42,13 @@ from chains.base import (
     SignedTx,
     TxStatus,
     UnsignedTx,
-    XpubAddressesMixin,
 )
 from chains.evm.config import EvmConfig, evm_config
 from chains.evm.node import NATIVE_GAS, coin, decode_raw, hot_address, to_units, transfer_call
 from chains.evm.scanner import EvmScanner
 from chains.models import ChainTx
 from chains.nonces import nonce_next
+from chains.payuri import eip681
 
 logger = logging.getLogger(__name__)
 
@@ -58,9 +61,37 @@ class NonceConflict(PayoutHeld):
     reason = "The hot address sent a transaction Kassa did not sign"
 
 
-class EvmBackend(EvmScanner, XpubAddressesMixin):
+class EvmBackend(EvmScanner, XpubAddressesMixin, ChainBackend):
+    """The codes of every configured EVM chain; the codes of one chain are scanned together (scan_codes)."""
+
     name = "evm"
+    families = frozenset({"evm"})
     max_outputs = 1
+    sweeps = True  # deposits are swept to the hot address, which pays withdrawals (chains.evm.sweeps)
+    has_gas_tank = True
+
+    def check_config(self, code: str) -> None:
+        super().check_config(code)
+        evm_config(code)
+
+    def deploy_checks(self, codes: list[str]) -> list[CheckMessage]:
+        if str(settings.EVM_SIGNER or "").startswith("unix:"):
+            return []
+        return [
+            Error(
+                "The EVM backend needs the signer process: EVM_SIGNER is not a unix: socket "
+                f"({settings.EVM_SIGNER!r}). The in-process signer holds the public development seed.",
+                hint="Run `manage.py run_signer` as its own user and set "
+                'EVM_SIGNER="unix:/run/kassa/signer.sock" (docs/operations.md, the EVM signer).',
+                id="kassa.E008",
+            )
+        ]
+
+    def payment_uri(self, code: str, address: str, amount: Decimal, tag: str | None) -> str:
+        """EIP-681 on the configured node's chain (a test network, another token deployment)."""
+        config = evm_config(code)
+        contract = None if config.contract is None else Web3.to_checksum_address(config.contract)
+        return eip681(address, amount, chain_id=config.chain_id, contract=contract, decimals=config.decimals)
 
     def quote_fee(self, code: str) -> FeeQuote:
         config = evm_config(code)
@@ -224,7 +255,7 @@ class EvmBackend(EvmScanner, XpubAddressesMixin):
                 return coin(int(w3.eth.get_balance(Web3.to_checksum_address(hot))))
             return coin(self.token_balance(w3, config, hot), config.decimals)
 
-    def hot_address(self) -> str:
+    def hot_address(self, code: str) -> str:
         return hot_address()
 
     def gas_tank(self, code: str) -> Decimal:

@@ -29,6 +29,7 @@ from django.db.models import Q
 from web3 import Web3
 
 from chains import payout_book
+from chains.base import PayoutRefused
 from chains.evm.config import EvmConfig, evm_config
 from chains.evm.node import coin, transfer_call
 from chains.models import Sweep
@@ -42,7 +43,7 @@ RECEIVING = 0  # the BIP-44 chain of the deposit addresses
 Own = Callable[[int, int], str]
 
 
-class SignRefused(Exception):
+class SignRefused(PayoutRefused):
     """The request matches no stored plan (or breaks a limit): nothing is signed."""
 
     refused_by = "The EVM signer"

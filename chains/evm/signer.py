@@ -174,7 +174,7 @@ def _dead(approved: Approved, nonce: int, txid: str) -> bool:
     """The earlier signature (`txid`, `nonce`) can never be mined: not mined itself, and another
     transaction of the sender already used its nonce on chain (a plan that lost its nonce to another).
     Asked of the node; a node that cannot be asked means no."""
-    from chains.base import get_backend
+    from chains.backend import get_backend
 
     try:
         w3 = get_backend(approved.code).w3(approved.code)  # type: ignore[attr-defined]

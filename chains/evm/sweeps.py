@@ -28,7 +28,8 @@ from django.db.models import Max
 from web3 import Web3
 
 from alerts.services import alert_raise
-from chains.base import ChainUnavailable, FeeQuote, Outcome, PayoutHeld, SignedTx, get_backend
+from chains.backend import get_backend
+from chains.base import ChainUnavailable, FeeQuote, Outcome, PayoutHeld, SignedTx
 from chains.evm.backend import EvmBackend
 from chains.evm.config import evm_config
 from chains.evm.node import NATIVE_GAS, coin, from_units, hot_address, to_units
@@ -317,7 +318,7 @@ def evm_sweep_all() -> None:
     from chains.evm.config import evm_configs
 
     for code in evm_configs():
-        if get_backend(code).name != "evm":
+        if not isinstance(get_backend(code), EvmBackend):
             continue
         try:
             evm_sweep(code)

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from chains.base import FeeQuote, get_backend
+from chains.backend import get_backend
+from chains.base import FeeQuote
 from chains.bitcoincore.rpc import RpcError
 from chains.models import WatchRange
 

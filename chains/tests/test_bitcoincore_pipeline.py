@@ -14,7 +14,8 @@ from bip_utils import Base58Decoder, Base58Encoder
 from django.core.management import call_command
 
 from alerts.models import Alert, AlertStatus
-from chains.base import SignedTx, get_backend
+from chains.backend import get_backend
+from chains.base import SignedTx
 from chains.derivation import development_xpub
 from chains.models import ChainCursor, ChainTx, HouseEntry, PayoutWallet, WatchRange
 from chains.scanning import WATCH_AHEAD, chain_scan

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from chains.base import get_backend
+from chains.backend import get_backend
 from chains.bitcoincore.backend import descriptor_key
 from chains.bitcoincore.rpc import RpcError
 from chains.derivation import development_xpub

@@ -11,17 +11,9 @@ from typing import Any
 import pytest
 
 from alerts.models import Alert, AlertStatus
-from chains.base import (
-    DROPPED,
-    BlockRef,
-    ChainTransfer,
-    ChainUnavailable,
-    ScanResult,
-    TransferKey,
-    TxStatus,
-    XpubAddressesMixin,
-)
+from chains.base import DROPPED, BlockRef, ChainTransfer, ChainUnavailable, ScanResult, TransferKey, TxStatus
 from chains.models import ChainCursor, WatchRange
+from chains.sandbox import SandboxBackend
 from chains.scanning import WATCH_AHEAD, chain_scan
 from core.assets import get_asset
 from invoices.models import Invoice
@@ -33,11 +25,12 @@ CODE = "btc"
 PATH = "chains.tests.test_scanning.ScriptedChain"
 
 
-class ScriptedChain(XpubAddressesMixin):
+class ScriptedChain(SandboxBackend):
     """A chain whose node answers what the test says: the transfers each scan reports, what a recheck finds
     (a missing key is DROPPED, as a node that no longer knows a transaction answers), and outages."""
 
     name = "scripted"
+    watches_addresses = True
     scans: list[ScanResult] = []
     chain: dict[TransferKey, ChainTransfer] = {}
     down = False

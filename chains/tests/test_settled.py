@@ -14,6 +14,7 @@ from django.test import override_settings
 from alerts.models import Alert, AlertStatus
 from chains.base import BlockRef, Outcome, SignedTx, TxStatus
 from chains.models import ChainTx, ChainTxStatus
+from chains.sandbox import SandboxBackend
 from chains.settled import settled_watch
 from payments.models import Deposit
 from tests.factories import DepositFactory
@@ -23,7 +24,7 @@ CODE = "btc"
 TIP = 300
 
 
-class ScriptedNode:
+class ScriptedNode(SandboxBackend):
     """A node whose best chain holds the blocks in `canonical` and whose transactions are in `txs`."""
 
     name = "scripted"

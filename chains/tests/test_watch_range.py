@@ -23,6 +23,7 @@ class WatchingNode(SandboxBackend):
     """A node that must be told which addresses to watch (as a Bitcoin Core watch-only wallet)."""
 
     name = "watching"
+    watches_addresses = True
     imported: list[int] = []
 
     def ensure_watched(self, code: str, upto_index: int) -> int:

@@ -323,7 +323,7 @@ CHAIN_BACKENDS = json.loads(env.str("CHAIN_BACKENDS", default="{}"))
 # development key (sandbox only!) is used for families without one. TON: one address plus a tag.
 CHAIN_XPUBS = json.loads(env.str("CHAIN_XPUBS", default="{}"))
 TON_DEPOSIT_ADDRESS = env.str("TON_DEPOSIT_ADDRESS", default="")
-# Payment code -> its node, for the codes on a real backend (chains.nodes reads and checks it), e.g.
+# Payment code -> its node, for the codes on a real backend (read and checked by its backend package), e.g.
 # {"ltc": {"url": "http://user:pass@127.0.0.1:19443", "network": "regtest",
 #          "deposit_wallet": "kassa-deposits", "payout_wallet": "kassa-payouts"}}
 CHAIN_NODES = json.loads(env.str("CHAIN_NODES", default="{}"), parse_float=Decimal)

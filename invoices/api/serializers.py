@@ -6,7 +6,7 @@ from typing import Any, Literal
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from rest_framework import serializers
 
-from chains.base import get_backend
+from chains.backend import get_backend
 from core.api.validation import text_accepted
 from core.assets import BASE_ASSETS, get_asset, price_decimals
 from core.errors import ValidationFailed, as_drf_error

@@ -16,7 +16,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from chains.base import get_backend
+from chains.backend import get_backend
 from core.assets import INVOICE_CURRENCIES, all_assets, get_asset, price_decimals
 from core.errors import DomainError, NotFound, ValidationFailed
 from core.money import format_amount, number_text

@@ -12,6 +12,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from chains.sandbox import SandboxBackend
 from invoices.models import Invoice
 from invoices.payuri import payment_uri
 from invoices.services import ItemInput, invoice_close
@@ -25,7 +26,7 @@ UNKNOWN = "4b1b0d5c-7a4e-4a8e-9a57-1f0a5f2c9e11"
 ITEMS = [ItemInput("Coffee", Decimal(60)), ItemInput("Cake", Decimal(40))]
 
 
-class OtherChain:
+class OtherChain(SandboxBackend):
     """A backend that is not the sandbox (only its name matters to the page)."""
 
     name = "other"

@@ -9,7 +9,8 @@ from decimal import Decimal
 
 import pytest
 
-from invoices.payuri import base_units, carries_amount, make_qr, payment_uri, qr_svg
+from chains.payuri import base_units
+from invoices.payuri import carries_amount, make_qr, payment_uri, qr_svg
 
 BTC = "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq"
 LTC = "ltc1qg82pk7gx0rlhmtq5wh6t4u4mc7pvwpwmctp9d4"

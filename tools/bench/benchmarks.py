@@ -380,8 +380,8 @@ def deposit_ingestion(ctx: BenchContext) -> list[Result]:
 
     from django.db import connection
 
-    from chains.base import get_backend
     from chains.scanning import chain_scan
+    from core.offer import on_sandbox_backend
     from payments.models import (
         Company,
         Deposit,
@@ -390,7 +390,7 @@ def deposit_ingestion(ctx: BenchContext) -> list[Result]:
     from webhooks.models import WebhookEvent
 
     code = "btc"
-    if get_backend(code).name != "sandbox":
+    if not on_sandbox_backend(code):
         return [Result("deposit ingest", None, failures=[f"{code} is not on the sandbox backend here"])]
     company = Company.objects.get(pk=ctx.company_id)
     company.webhook_url = ""  # events are recorded (skipped): no broker traffic in the measurement

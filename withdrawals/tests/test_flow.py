@@ -6,7 +6,8 @@ from decimal import Decimal
 import pytest
 from django.test import override_settings
 
-from chains.base import Outcome, SignedTx, get_backend
+from chains.backend import get_backend
+from chains.base import Outcome, SignedTx
 from chains.models import ChainTx
 from payments.ledger import ledger_verify
 from payments.models import SandboxTransaction

@@ -3,7 +3,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from chains.base import ChainUnavailable, get_backend
+from chains.backend import get_backend
+from chains.base import ChainUnavailable
 from chains.house import house_fees
 from chains.models import ChainCursor
 from chains.scanning import scanned_with
