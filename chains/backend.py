@@ -41,6 +41,7 @@ from chains.base import (
 from chains.derivation import derive_address
 from chains.payuri import asset_payment_uri
 from core.assets import all_assets, get_asset
+from core.offer import SANDBOX_BACKEND, backend_name
 
 if TYPE_CHECKING:
     from payments.models import Company
@@ -195,7 +196,7 @@ class XpubAddressesMixin:
 
 
 BACKEND_PATHS = {
-    "sandbox": "chains.sandbox.SandboxBackend",
+    SANDBOX_BACKEND: "chains.sandbox.SandboxBackend",
     "bitcoincore": "chains.bitcoincore.backend.BitcoinCoreBackend",
     "evm": "chains.evm.backend.EvmBackend",
     "tron": "chains.tron.backend.TronBackend",
@@ -232,7 +233,7 @@ def _backends() -> dict[str, ChainBackend]:
     instances: dict[str, ChainBackend] = {}
     chosen: dict[str, ChainBackend] = {}
     for asset in all_assets():
-        name = configured.get(asset.code, "sandbox")
+        name = backend_name(asset.code)  # the one reading of CHAIN_BACKENDS, core.offer's too
         path = BACKEND_PATHS.get(name, name)
         if path not in instances:
             instances[path] = _load(asset.code, path)

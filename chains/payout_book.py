@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Protocol
 
+from django.core.exceptions import ImproperlyConfigured
+
 
 @dataclass(frozen=True)
 class PayoutFacts:
@@ -38,20 +40,7 @@ class PayoutBook(Protocol):
         ...
 
 
-class _NoBook:
-    """Before an app registers its book (or in a deployment without withdrawals): no payouts at all."""
-
-    def waiting_total(self, code: str) -> Decimal:
-        return Decimal(0)
-
-    def done(self, code: str) -> tuple[int, Decimal]:
-        return 0, Decimal(0)
-
-    def payout(self, code: str, reference: str, nonce: int) -> PayoutFacts | None:
-        return None
-
-
-_book: PayoutBook = _NoBook()
+_book: PayoutBook | None = None
 
 
 def register(book: PayoutBook) -> None:
@@ -60,4 +49,8 @@ def register(book: PayoutBook) -> None:
 
 
 def book() -> PayoutBook:
+    """The registered book. None registered is a broken deployment, not "no payouts": a chain status that
+    showed nothing waiting, or a signer that found no payout, would hide it."""
+    if _book is None:
+        raise ImproperlyConfigured("No payout book is registered: the withdrawals app must be installed.")
     return _book

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from django.db.models import Count
+
 from chains.models import ChainTxStatus
 from chains.payout_book import PayoutFacts
-from core.money import exact_sum
+from core.fields import MoneySum
 from withdrawals.models import Withdrawal
 
 REFERENCE_PREFIX = "withdrawal:"
@@ -16,11 +18,13 @@ REFERENCE_PREFIX = "withdrawal:"
 class WithdrawalBook:
     def waiting_total(self, code: str) -> Decimal:
         waiting = Withdrawal.objects.filter(code=code, status=Withdrawal.Status.PROCESSING, txid="")
-        return exact_sum(waiting.values_list("amount", flat=True))
+        return waiting.aggregate(total=MoneySum("amount"))["total"] or Decimal(0)
 
     def done(self, code: str) -> tuple[int, Decimal]:
+        """One query: the count and the exact sum of fees, not every done withdrawal's fee read back."""
         done = Withdrawal.objects.filter(code=code, status=Withdrawal.Status.DONE)
-        return done.count(), exact_sum(done.values_list("fee", flat=True))
+        row = done.aggregate(count=Count("pk"), fees=MoneySum("fee"))
+        return row["count"], row["fees"] or Decimal(0)
 
     def payout(self, code: str, reference: str, nonce: int) -> PayoutFacts | None:
         withdrawal = Withdrawal.objects.filter(
