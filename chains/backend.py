@@ -51,6 +51,11 @@ if TYPE_CHECKING:
 TAG_NONE, TAG_MEMO, TAG_COMMENT = "none", "memo", "comment"
 
 
+class BackendMismatch(ImproperlyConfigured):
+    """A code given to a backend that cannot serve it (another family, a tag it cannot read): CHAIN_BACKENDS
+    is what to fix, not the node's settings."""
+
+
 class ChainBackend(ABC):
     """Deposits (addresses, watching, scanning, the settled watch) and payouts of the codes it serves.
 
@@ -174,14 +179,12 @@ class ChainBackend(ABC):
         settings included); a backend adds its own checks after these."""
         asset = get_asset(code)
         if self.families is not None and asset.family not in self.families:
-            raise ImproperlyConfigured(
+            raise BackendMismatch(
                 f"the {self.name} backend serves the {', '.join(sorted(self.families))} families, "
                 f"not {asset.family}"
             )
         if asset.tag_required and self.tag_kind == TAG_NONE:
-            raise ImproperlyConfigured(
-                f"{code} payments carry a tag, which the {self.name} backend cannot read"
-            )
+            raise BackendMismatch(f"{code} payments carry a tag, which the {self.name} backend cannot read")
 
     def deploy_checks(self, codes: list[str]) -> list[CheckMessage]:
         """This backend's own deployment checks, for the real `codes` it serves."""

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 def check_chain_backends(**kwargs: Any) -> list[CheckMessage]:
     """Something real to offer, never the sandbox beside it, and every real backend's deposits on keys the
     operator holds."""
-    from chains.backend import get_backend
+    from chains.backend import BackendMismatch, get_backend
     from chains.derivation import receives_on_development_key
 
     try:
@@ -59,7 +59,8 @@ def check_chain_backends(**kwargs: Any) -> list[CheckMessage]:
         try:
             backend.check_config(asset.code)
         except ImproperlyConfigured as exc:
-            errors.append(_invalid(f"{asset.code} runs on the {backend.name} backend: {exc}", "CHAIN_NODES"))
+            variable = "CHAIN_BACKENDS" if isinstance(exc, BackendMismatch) else "CHAIN_NODES"
+            errors.append(_invalid(f"{asset.code} runs on the {backend.name} backend: {exc}", variable))
     for backend, served in by_backend.values():
         errors += backend.deploy_checks(served)
     families = sorted({asset.family for asset in real})
