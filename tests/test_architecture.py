@@ -3,6 +3,7 @@ and documentation that a clone of the repository can follow."""
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -267,3 +268,39 @@ def test_no_module_outside_a_backends_package_switches_on_a_backend() -> None:
         for number in _backend_switches(path.read_text())
     ]
     assert hits == []
+
+
+def _private_owner(name: str, modules: dict[str, Path]) -> str | None:
+    """The package a dotted name is private to, when a part of it is private (`_name`, not a dunder): the
+    package it lies in (a module's private name belongs to the module's package)."""
+    parts = name.split(".")
+    for index, part in enumerate(parts):
+        if part.startswith("_") and not part.startswith("__"):
+            prefix = ".".join(parts[:index])
+            path = modules.get(prefix)
+            return prefix if path is None or path.name == "__init__.py" else prefix.rpartition(".")[0]
+    return None
+
+
+def test_no_module_imports_another_packages_private_names() -> None:
+    # A package's private modules and names (payments.ledger._statement, the ledger's own SQL) are used only
+    # inside it: what other packages need, it offers by a public name.
+    modules = project_modules()
+    wrong = []
+    for module, path in sorted(modules.items()):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [f"{node.module}.{alias.name}" for alias in node.names]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            for name in names:
+                owner = _private_owner(name, modules)
+                if (
+                    owner is not None
+                    and owner.partition(".")[0] in PACKAGES
+                    and not (module == owner or module.startswith(f"{owner}."))
+                ):
+                    wrong.append(f"{module}:{node.lineno} imports {name}")
+    assert wrong == []

@@ -41,6 +41,7 @@ class WithdrawalStatus(models.TextChoices):
 
 class Withdrawal(models.Model):
     Status = WithdrawalStatus
+    REFERENCE = "withdrawal:{}"  # the ledger reference of a withdrawal's hold, release and post, by its uid
 
     # "<company number, 3+ digits>-<sequence>" (docs/decisions.md), also the webhook `uid`. Unique by the
     # constraint `withdrawal_uid_unique` below, not `unique=True`: on PostgreSQL that would add a second
@@ -129,7 +130,7 @@ class Withdrawal(models.Model):
     @property
     def reference(self) -> str:
         """The ledger reference of its hold, release and post (and the chain send's idempotency key)."""
-        return f"withdrawal:{self.uid}"
+        return self.REFERENCE.format(self.uid)
 
     @property
     def held_amount(self) -> Decimal:

@@ -20,7 +20,7 @@ company's payout policy row when a limit needs it (withdrawals.policy), the acco
 (sorted), then the company's uid counter. Refunds arrive holding the
 invoice and its account lock (the invoice service credits right before calling us); sweeps hold their
 rule's lock first. Nobody takes an account lock while holding the counter. A withdrawal in one code on
-PostgreSQL takes both in one statement, the account first (withdrawals.holding; payments.holds explains
+PostgreSQL takes both in one statement, the account first (payments.ledger.numbered explains how, and
 why that order holds).
 """
 
@@ -29,27 +29,26 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any
+from decimal import localcontext
+from typing import Any, cast
 from uuid import UUID
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from chains.backend import get_backend
 from core.assets import get_asset
-from core.bulkinsert import insert_together
 from core.errors import FieldError, InvalidState, NotFound, UnsupportedAsset, ValidationFailed
-from core.money import number_text
+from core.money import MONEY_CONTEXT, number_text
 from core.offer import is_sandbox
 from core.request_id import log_objects
-from payments.ledger import InsufficientBalance, ledger_post, ledger_release
+from payments.ledger import InsufficientBalance, Numbering, ledger_hold_numbered, ledger_post, ledger_release
 from payments.models import Company, SandboxTransaction
 from webhooks.models import WebhookEvent
 from webhooks.services import webhook_enqueue, webhook_event_rows, webhook_publish
-from withdrawals import holding
 from withdrawals.events import withdrawal_body
-from withdrawals.models import Withdrawal, WithdrawalRequest
+from withdrawals.models import Withdrawal, WithdrawalCounter, WithdrawalRequest
 from withdrawals.policy import Hold, holds_apply, payout_policy_enforce
 from withdrawals.rules import CheckedItem, WithdrawalItem, check_item
 
@@ -84,6 +83,18 @@ def _publish(withdrawal: Withdrawal, tx_hash: str = "") -> None:
         family=WebhookEvent.Family.WITHDRAWAL,
         object_id=withdrawal.uid,
         body=_body(withdrawal, tx_hash),
+    )
+
+
+def _uid_numbering(company: Company) -> Numbering:
+    """A withdrawal's uid, `<prefix>-<sequence>`, drawn from the company's counter; its hold's reference."""
+    return Numbering(
+        model=WithdrawalCounter,
+        key_field="company",
+        key=company.pk,
+        field="next_sequence",
+        prefix=f"{company.uid_prefix}-",
+        reference=Withdrawal.REFERENCE,
     )
 
 
@@ -132,8 +143,8 @@ def withdrawal_accept(
     Raises InsufficientBalance, having written nothing, when a code is short.
 
     Inside the caller's transaction, which holds the locks until it ends (no savepoint of its own: two round
-    trips per call). One item with no request and no payout holds may come in autocommit instead: on
-    PostgreSQL it is then written by one statement (withdrawals.holding), else in a transaction of its own.
+    trips per call). One item with no request and no payout holds may come in autocommit instead: the
+    ledger then writes it in a transaction of its own (on PostgreSQL, one statement).
     """
     autocommit = not transaction.get_connection().in_atomic_block
     if autocommit and (len(items) != 1 or request is not None or holds is not None):
@@ -141,7 +152,8 @@ def withdrawal_accept(
     codes = sorted({item.code for item in items})
 
     def rows(uids: Sequence[str]) -> tuple[list[Withdrawal], list[WebhookEvent]]:
-        """The withdrawals of `items` with these uids, and their first webhook events."""
+        """The withdrawals of `items` with these uids (placeholders the ledger fills), and their first
+        webhook events."""
         withdrawals = [
             Withdrawal(
                 uid=uid,
@@ -158,32 +170,19 @@ def withdrawal_accept(
             )
             for item, uid in zip(items, uids, strict=True)
         ]
+        if holds is not None:
+            holds_apply(withdrawals, holds)
         family = WebhookEvent.Family.WITHDRAWAL
         return withdrawals, webhook_event_rows([(company, family, w.uid, _body(w, "")) for w in withdrawals])
 
-    if autocommit:
-        one = (
-            holding.accept_one_statement(company, items[0], rows)
-            if connection.vendor == "postgresql"
-            else None
-        )
-        if one is None:  # the statement made nothing: the transaction's way says why (or makes it after all)
-            with transaction.atomic():
-                return withdrawal_accept(
-                    company=company,
-                    items=items,
-                    is_automatic=is_automatic,
-                    refund_invoice_id=refund_invoice_id,
-                )
-        _, withdrawals, events = one
-    else:
-        one_code = len(codes) == 1 and connection.vendor == "postgresql"
-        accept = holding.accept_one_code if one_code else holding.accept_locked
-        entries, withdrawals, events = accept(company, items, rows)
-        if holds is not None:
-            holds_apply(withdrawals, holds)
-        # Entries, withdrawals and webhook events in one statement (keys by RETURNING); a bulk with COPY.
-        insert_together(entries, withdrawals, events)
+    with localcontext(MONEY_CONTEXT):
+        amounts = [(item.code, item.amount + item.fee) for item in items]
+    # The hold of amount + fee, the uids drawn from the company's counter after the accounts, the entries,
+    # withdrawals and events written: one call, one transaction (the caller's, or the ledger's own).
+    numbered = ledger_hold_numbered(
+        company_id=company.pk, holds=amounts, numbering=_uid_numbering(company), rows=rows
+    )
+    withdrawals, events = cast(tuple[list[Withdrawal], list[WebhookEvent]], numbered.rows)  # rows' own
     # The dispatcher, and one waiting message per code however many withdrawals (the planner batches them,
     # withdrawals.payouts), in one cache round trip. A lost message's work is found by the payout monitor.
     webhook_enqueue(events, also=[(PLAN_TASK, code) for code in codes])

@@ -11,7 +11,6 @@ from django.db.models import F
 from django.test.utils import CaptureQueriesContext
 
 from core.errors import UnsupportedAsset
-from payments.holds import AfterHold, ledger_hold_fresh
 from payments.ledger import (
     InsufficientBalance,
     Shortfall,
@@ -19,11 +18,11 @@ from payments.ledger import (
     ledger_credit,
     ledger_hold,
     ledger_hold_many,
-    ledger_hold_unwritten,
     ledger_post,
     ledger_release,
     ledger_verify,
 )
+from payments.ledger._statement import AfterHold, hold_fresh
 from payments.models import Account, DerivationCounter, LedgerEntry
 from tests.workers import run_together
 
@@ -687,58 +686,7 @@ def test_hold_many_uses_the_accounts_its_caller_locked_and_refuses_anothers(comp
     assert _balance(company) == (Decimal(9), Decimal(1))
 
 
-def test_hold_unwritten_updates_the_accounts_and_leaves_the_entries_to_the_caller(company):
-    _credit(company, "10")
-    _credit(company, "5", code="eth")
-    holds = [("eth", Decimal(1), "withdrawal:001-1"), ("btc", Decimal(2), "withdrawal:001-2")]
-    with transaction.atomic():
-        locked = {code: account_for_update(company_id=company.pk, code=code) for code in ("btc", "eth")}
-        with CaptureQueriesContext(connection) as queries:
-            entries = ledger_hold_unwritten(company_id=company.pk, holds=holds, locked=locked)
-        assert [(e.account.code, e.available_delta, e.held_delta, e.reference, e.pk) for e in entries] == [
-            ("eth", Decimal(-1), Decimal(1), "withdrawal:001-1", None),
-            ("btc", Decimal(-2), Decimal(2), "withdrawal:001-2", None),
-        ]
-        # Only the two account updates: no replay read, no lock taken again, no entry written.
-        assert [q["sql"].split()[0] for q in queries.captured_queries] == ["UPDATE", "UPDATE"]
-        assert _balance(company) == (Decimal(8), Decimal(2))
-        LedgerEntry.objects.bulk_create(entries)
-    assert _balance(company, "eth") == (Decimal(4), Decimal(1))
-    assert ledger_verify() == []
-
-
-def test_hold_unwritten_names_every_short_code_before_any_write(company):
-    _credit(company, "1")
-    _credit(company, "1", code="eth")
-    with transaction.atomic():
-        locked = {
-            code: account_for_update(company_id=company.pk, code=code) for code in ("btc", "eth", "trx")
-        }
-        with CaptureQueriesContext(connection) as queries, pytest.raises(InsufficientBalance) as caught:
-            ledger_hold_unwritten(
-                company_id=company.pk,
-                holds=[("trx", Decimal(1), "w:1"), ("eth", Decimal(1), "w:2"), ("btc", Decimal(2), "w:3")],
-                locked=locked,
-            )
-    assert [s.code for s in caught.value.shortfalls] == ["btc", "trx"]
-    assert queries.captured_queries == []
-    assert (_balance(company), _balance(company, "eth")) == (
-        (Decimal(1), Decimal(0)),
-        (Decimal(1), Decimal(0)),
-    )
-
-
-@pytest.mark.django_db(transaction=True)
-def test_hold_unwritten_needs_the_callers_transaction(company):
-    _credit(company, "10")
-    with transaction.atomic():
-        locked = {"btc": account_for_update(company_id=company.pk, code="btc")}
-
-    with pytest.raises(transaction.TransactionManagementError):
-        ledger_hold_unwritten(company_id=company.pk, holds=[("btc", Decimal(1), "w:1")], locked=locked)
-
-
-# --- ledger_hold_fresh (payments.holds): the one-code hold as one statement, PostgreSQL ------------------
+# --- hold_fresh (payments.ledger._statement): the one-code hold as one statement, PostgreSQL ----------
 
 # A caller's one-row update to run after the hold: a derivation counter stands in for the withdrawal one.
 _BUMP = AfterHold(
@@ -747,7 +695,7 @@ _BUMP = AfterHold(
 
 
 def _hold_fresh(company, amounts, code="btc", family="probe"):
-    return ledger_hold_fresh(
+    return hold_fresh(
         company_id=company.pk,
         code=code,
         amounts=[Decimal(a) for a in amounts],
@@ -822,7 +770,7 @@ def test_hold_fresh_holds_when_the_callers_row_is_missing(company):
 def test_hold_fresh_locks_and_tries_again_when_the_balance_grew_since_its_update_looked(company, monkeypatch):
     """The update found the balance short; a credit committed before the refusal read it: with the lock
     taken, the balance is enough and the hold is made rather than refused with an amount that covers it."""
-    from payments import holds
+    from payments.ledger import _statement as holds
 
     _credit(company, "3")
     real, runs = holds._run, []

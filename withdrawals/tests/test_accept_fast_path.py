@@ -1,7 +1,7 @@
-"""The one-code withdrawal on PostgreSQL (withdrawals.holding, payments.holds): `accept_one_code` makes the
-account's lock, the balance check and change and the uid draw in one statement, the rows made before it;
-`accept_one_statement` (one item in autocommit) writes the rows in that statement too. Both must answer and
-write exactly what the locking path (`accept_locked`, still used for several codes and on SQLite) does."""
+"""The one-code withdrawal on PostgreSQL (payments.ledger.numbered): `_one_code` makes the account's lock,
+the balance check and change and the uid draw in one statement, the rows made before it; `_one_statement`
+(one item in autocommit) writes the rows in that statement too. Both must answer and write exactly what the
+locking form (`_locking`, used for several codes and on SQLite) does."""
 
 import json
 from decimal import Decimal
@@ -12,10 +12,11 @@ from django.test.utils import CaptureQueriesContext
 
 from core.bulkinsert import TOGETHER_MAX_ROWS
 from payments.ledger import ledger_verify
+from payments.ledger import numbered as holding
 from payments.models import Account, LedgerEntry
 from tests.chain import fund
 from webhooks.models import WebhookEvent
-from withdrawals import holding, services
+from withdrawals import services
 from withdrawals.models import Withdrawal, WithdrawalCounter, WithdrawalRequest
 from withdrawals.rules import WithdrawalItem
 from withdrawals.tests.conftest import ADDRESSES, item, withdraw
@@ -32,8 +33,8 @@ def locking_path(monkeypatch):
     """Switch one-code withdrawals to the locking path, the reference the fast path is compared with."""
 
     def switch():
-        monkeypatch.setattr(holding, "accept_one_code", holding.accept_locked)
-        monkeypatch.setattr(holding, "accept_one_statement", lambda *args: None)
+        monkeypatch.setattr(holding, "_one_code", holding._locking)
+        monkeypatch.setattr(holding, "_one_statement", lambda *args: None)
 
     return switch
 
@@ -41,13 +42,13 @@ def locking_path(monkeypatch):
 @pytest.fixture
 def fast_path_runs(monkeypatch):
     """How many times the fast path ran (so a test cannot pass on the locking path by mistake)."""
-    return _counted(monkeypatch, "accept_one_code")
+    return _counted(monkeypatch, "_one_code")
 
 
 @pytest.fixture
 def one_statement_runs(monkeypatch):
     """What each run of the one-statement path made (None: nothing, the transaction's way followed)."""
-    return _counted(monkeypatch, "accept_one_statement")
+    return _counted(monkeypatch, "_one_statement")
 
 
 def _counted(monkeypatch, name):

@@ -2,7 +2,7 @@
 
 A one-item withdrawal on PostgreSQL: the token lookup, then one statement in autocommit that holds the
 amount on the account (taking its row lock), draws the uid from the counter and writes the hold's entry,
-the withdrawal and its webhook event (withdrawals.holding, payments.holds). Any other one-code withdrawal:
+the withdrawal and its webhook event (payments.ledger.numbered). Any other one-code withdrawal:
 BEGIN, the hold and the uids in one statement, the rows in another, COMMIT. COPY (bulk_insert) only above
 `TOGETHER_ITEMS`; COPY is not in `connection.queries`, so the driver's `copy` is watched as well.
 """
@@ -69,8 +69,9 @@ def test_one_item_withdrawal_is_one_statement_and_no_copy(api, funded, copies):
     one = statements[1]
     assert not [s for s in statements if "nextval" in s or "SAVEPOINT" in s or "FOR UPDATE" in s]
     # The account is locked by the UPDATE that holds the amount, whose WHERE has no subquery (one that a
-    # waiting UPDATE would run again); the counter's UPDATE waits for that one's RETURNING (payments.holds:
-    # the account before the counter), and the rows are made from both (no row made, nothing written).
+    # waiting UPDATE would run again); the counter's UPDATE waits for that one's RETURNING
+    # (payments.ledger._statement: the account before the counter), and the rows are made from both (no
+    # row made, nothing written).
     assert one.startswith('WITH held AS (UPDATE "payments_account"')
     held = one[: one.index("after_hold AS")]
     assert '"available" >= ' in held and "SELECT" not in held
@@ -176,7 +177,7 @@ def test_a_bulk_of_three_with_one_short_code_writes_nothing(api, merchant):
     "count",
     [
         2,  # in the caller's transaction (the test's): the hold and the uids, then the rows
-        # one item in autocommit: the one statement (withdrawals.holding)
+        # one item in autocommit: the one statement (payments.ledger.numbered)
         pytest.param(1, marks=[pytest.mark.postgres, pytest.mark.django_db(transaction=True)]),
     ],
     ids=["two items", "one item, one statement"],

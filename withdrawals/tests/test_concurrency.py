@@ -34,7 +34,7 @@ def _available_never_negative(company, code):
 @pytest.mark.parametrize("counter", [False, True], ids=["first withdrawals", "counter exists"])
 def test_50_concurrent_withdrawals_against_a_balance_for_exactly_10(merchant, counter):
     fund(merchant.company, "btc", "0.011")  # 10 x (0.001 + 0.0001 fee)
-    if counter:  # then every request is one statement in autocommit (withdrawals.holding), none a transaction
+    if counter:  # then every request is one statement in autocommit (payments.ledger), none a transaction
         fund(merchant.company, "eth", "1")
         assert withdraw(client_for(merchant), item("eth", "0.01")).status_code == 200
     calls = [lambda: withdraw(client_for(merchant), item("btc", "0.001")) for _ in range(50)]
@@ -250,7 +250,7 @@ def test_a_withdrawal_waits_for_the_counter_another_transaction_holds(merchant, 
     assert ledger_verify() == []
 
 
-# --- the one-code hold (payments.holds): the account, then the counter, in one statement ------------------
+# --- the one-code hold (payments.ledger._statement): the account, then the counter, in one statement ------
 
 
 def test_concurrent_one_code_withdrawals_from_one_account_never_overdraw(merchant):

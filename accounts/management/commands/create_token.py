@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
 from core.errors import DomainError
-from payments.management.commands._merchant import add_company_arguments, find_company
+from payments.management.company_option import add_company_arguments, find_company
 from payments.tokens import SCOPES, api_token_create, api_token_describe
 from security.audit import audit_record
 

@@ -4,7 +4,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
-from payments.management.commands._merchant import add_company_arguments, find_company
+from payments.management.company_option import add_company_arguments, find_company
 from payments.selectors import api_token_get_for_company
 from payments.tokens import api_token_describe, api_token_revoke
 from security.audit import audit_record

@@ -3,7 +3,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from payments.management.commands._merchant import add_company_arguments, find_company
+from payments.management.company_option import add_company_arguments, find_company
 from security.audit import token_rotate_audited
 
 

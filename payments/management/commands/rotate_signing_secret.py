@@ -5,7 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from core.wire import iso_utc
-from payments.management.commands._merchant import add_company_arguments, find_company
+from payments.management.company_option import add_company_arguments, find_company
 from payments.services import company_rotate_signing_secret
 
 

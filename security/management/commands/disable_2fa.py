@@ -4,7 +4,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
-from payments.management.commands._merchant import add_company_arguments, find_company
+from payments.management.company_option import add_company_arguments, find_company
 from security.audit import audit_record
 from security.totp import totp_disable
 

@@ -1,12 +1,13 @@
-"""The hold of fresh withdrawals in one code as one statement (PostgreSQL): the hot path of a withdrawal.
+"""The hold of fresh numbered holds in one code as one statement (PostgreSQL): the hot path of a withdrawal.
+Private to the ledger package: payments.ledger.numbered is its only caller.
 
 Every withdrawal of a merchant queues on its account's row lock, so the time that lock is held bounds how
-many it can make per second. `ledger_hold_unwritten` takes the lock with a `SELECT ... FOR UPDATE` and
+many it can make per second. `ledger_hold_many` takes the lock with a `SELECT ... FOR UPDATE` and
 changes the balance with an `UPDATE` after the caller drew its uids: three round trips under the lock.
 Here one conditional `UPDATE` is the lock, the check and the change together, and the caller's own
 one-row update (the withdrawal uid counter) runs in the same statement, after it. The CHECK constraints
 (available >= 0, held >= 0) back the check as everywhere else in the ledger, and the entries are the rows
-`ledger_hold_unwritten` makes: kind withdrawal_hold, available_delta -amount, held_delta +amount, one per
+`ledger_hold_many` makes: kind withdrawal_hold, available_delta -amount, held_delta +amount, one per
 amount, references made from what the caller's update returned (fresh by construction, never replays:
 the unique ledger_entry_once refuses one all the same).
 """
@@ -27,7 +28,7 @@ from django.utils import timezone
 from core.assets import Asset, get_asset
 from core.bulkinsert import Expr, Source
 from core.money import MONEY_CONTEXT
-from payments.ledger import (
+from payments.ledger.entries import (
     CompanyId,
     InsufficientBalance,
     Kind,
@@ -73,7 +74,7 @@ class FreshHold:
         return self.entries
 
 
-def ledger_hold_fresh(
+def hold_fresh(
     *,
     company_id: CompanyId,
     code: str,
@@ -89,9 +90,11 @@ def ledger_hold_fresh(
     """
     db = connections[DEFAULT_DB_ALIAS]
     if db.vendor != "postgresql":
-        raise NotSupportedError("ledger_hold_fresh needs PostgreSQL; elsewhere use ledger_hold_unwritten.")
+        raise NotSupportedError(
+            "hold_fresh needs PostgreSQL; elsewhere the locking form of payments.ledger.numbered."
+        )
     if not db.in_atomic_block:
-        raise transaction.TransactionManagementError("ledger_hold_fresh must run inside transaction.atomic.")
+        raise transaction.TransactionManagementError("hold_fresh must run inside transaction.atomic.")
     # Everything but the statement happens before it, so that the account is locked as briefly as can be.
     asset, total, entries, params = _hold_values(db, company_id, code, amounts)
     params += after_params
@@ -119,24 +122,24 @@ def ledger_hold_fresh(
     return FreshHold(entries, after_value)
 
 
-def ledger_hold_source(
+def hold_source(
     *, company_id: CompanyId, code: str, amount: Decimal, after: AfterHold, after_params: Sequence[Any]
 ) -> tuple[Source, LedgerEntry]:
-    """`ledger_hold_fresh` of one amount for a caller in autocommit that writes its rows in the same
+    """`hold_fresh` of one amount for a caller in autocommit that writes its rows in the same
     statement: `insert_together(entry, *its rows, source=...)` (core.bulkinsert). The hold, `after` and
     the rows then commit together, or nothing is written at all.
 
     The source's one row, `hold`, holds the account's key (`hold.account_id`) and what `after` returned
     (`hold.after_value`), which the caller's rows read through `Expr` values (the entry's reference, set
     by the caller, too; its account is the source's). It has no row, and nothing is held, updated or
-    written, when the account is missing or short: the caller then takes the way of `ledger_hold_fresh` in
+    written, when the account is missing or short: the caller then takes the way of `hold_fresh` in
     a transaction, which says which. `insert_together` returns `(account key, after value)`, both None
     then. When `after`'s row does not exist, `hold.after_value` is NULL, and the entry's reference, which
     the caller makes from it, is refused (NOT NULL): the statement fails whole with an IntegrityError, and
     the caller takes the same way. PostgreSQL only."""
     db = connections[DEFAULT_DB_ALIAS]
     if db.vendor != "postgresql" or db.in_atomic_block:
-        raise transaction.TransactionManagementError("ledger_hold_source runs in autocommit, on PostgreSQL.")
+        raise transaction.TransactionManagementError("hold_source runs in autocommit, on PostgreSQL.")
     _, _, (entry,), params = _hold_values(db, company_id, code, [amount])
     entry.account_id = Expr("hold.account_id")  # type: ignore[assignment]  # written by insert_together
     source = Source(

@@ -1,9 +1,4 @@
-"""The ledger: the only place a balance changes (docs/architecture.md), with payments.holds.
-
-Every change locks the `Account` row (`select_for_update`, or the conditional UPDATE of payments.holds)
-inside `transaction.atomic`, changes `available`/`held` and appends exactly one `LedgerEntry` carrying the
-deltas, so each account always equals the sum of its entries (`ledger_verify`). Entries are never updated
-or deleted; a correction is a new entry.
+"""Credits, holds, releases and posts (the package's docstring says what every change keeps).
 
 Every operation is idempotent per (account, kind, reference): a replay returns the entry written the first
 time and changes nothing, so a retried task or a deposit seen twice moves money once. A replay with another
@@ -263,16 +258,6 @@ def ledger_hold_many(
     entries = _hold_many(company_id, holds, locked, fresh=False)
     bulk_insert([entry for entry in entries if entry.pk is None])  # sets the new entries' keys
     return entries
-
-
-def ledger_hold_unwritten(
-    *, company_id: CompanyId, holds: Holds, locked: Mapping[str, Account]
-) -> list[LedgerEntry]:
-    """`ledger_hold_many` with `locked` for references made in this transaction (withdrawal_accept's
-    "withdrawal:<uid>", the uid just drawn from its counter), returning the entries unsaved: the caller
-    writes them in this transaction. Such a reference is never a replay, so none is read; were one written
-    before after all, the unique ledger_entry_once (account, kind, reference) fails the whole transaction."""
-    return _hold_many(company_id, holds, locked, fresh=True)
 
 
 def _hold_many(
