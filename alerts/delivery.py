@@ -27,7 +27,6 @@ from django.utils import timezone
 
 from alerts.models import AlertNotification
 from alerts.outbox import SEND_TASK
-from core.enqueue import task
 from webhooks.delivery import delivery_headers, webhook_post
 
 logger = logging.getLogger("kassa.alerts")
@@ -80,9 +79,8 @@ def alert_notifications_poll(*, limit: int = POLL_BATCH) -> int:
         .order_by("next_attempt_at")
         .values_list("pk", flat=True)[:limit]
     )
-    send = task(SEND_TASK)
     for pk in ids:
-        send.publish_committed((str(pk),))
+        SEND_TASK.publish_committed(str(pk))
     return len(ids)
 
 
@@ -159,7 +157,7 @@ def _schedule_retry(row: AlertNotification, now: datetime, *, permanent: bool) -
         row.last_error,
     )
     if wait <= settings.WEBHOOK_COUNTDOWN_MAX_SECONDS:  # longer waits: the poller sends it when due
-        task(SEND_TASK).apply_async_on_commit((str(row.pk),), countdown=wait)
+        SEND_TASK.with_options(countdown=wait).delay_on_commit(str(row.pk))
 
 
 def _send(notification: AlertNotification) -> None:

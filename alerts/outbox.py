@@ -16,9 +16,9 @@ from django.conf import settings
 from django.utils import timezone
 
 from alerts.models import Alert, AlertNotification
-from core.enqueue import task
+from core.enqueue import TaskRef
 
-SEND_TASK = "alerts.tasks.alert_notification_send"
+SEND_TASK = TaskRef[[str]]("alerts.tasks.alert_notification_send")
 
 
 def _iso(moment: datetime | None) -> str | None:
@@ -71,7 +71,6 @@ def notifications_write(alert: Alert, event: str) -> list[AlertNotification]:
                 id=event_id, alert=alert, event=event, channel=channel, body=body, next_attempt_at=now
             )
         )
-    send = task(SEND_TASK)
     for notification in written:
-        send.delay_on_commit(str(notification.pk))
+        SEND_TASK.delay_on_commit(str(notification.pk))
     return written

@@ -12,7 +12,7 @@ from chains.addresses import route_key
 from chains.backend import get_backend
 from chains.scanning import WATCH_AHEAD, watched_until
 from core.assets import get_asset
-from core.enqueue import task
+from core.enqueue import TaskRef
 from core.errors import DomainError
 from core.throttle import SHARED_CACHE_FAILURES
 from payments.models import Company, DepositAddress, DerivationCounter
@@ -26,7 +26,7 @@ def _family_key(code: str) -> str:
     return get_asset(code).family
 
 
-WATCH_TASK = "chains.tasks.chain_watch_task"
+WATCH_TASK = TaskRef[[str]]("chains.tasks.chain_watch_task")
 KICK_KEY = "deposit-addresses:watch-asked:{}"  # set for 30 s once the extension of a code was asked for
 
 
@@ -95,6 +95,6 @@ def _first_ask(code: str) -> bool:
 def _ask_to_watch(code: str) -> None:
     """Ask the chain worker to extend the watched range now; beat's chain scan does it anyway."""
     try:
-        task(WATCH_TASK).delay(code)
+        WATCH_TASK.delay(code)
     except Exception:  # the broker is down: the next chain scan extends the range all the same
         logger.warning("%s: could not ask for the watched range to be extended", code, exc_info=True)

@@ -35,21 +35,23 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
+from celery import current_app
 from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 
-from core.enqueue import task
+from core.enqueue import TaskRef
 
 logger = logging.getLogger("kassa.publish")
 
 
-Wake = tuple[str, ...]  # a task's name, then the arguments of its message
+Wake = tuple[str, ...]  # a task's reference (core.enqueue.TaskRef, a str), then its message's arguments
 
 
-def wake_on_commit(name: str, *args: str) -> None:
+def wake_on_commit(name: TaskRef[Any], *args: str) -> None:
     """Once the caller's transaction commits (at once in autocommit): make sure a message of the task `name`
     with `args` waits in the broker, publishing one unless one is waiting already."""
     wakes_on_commit((name, *args))
@@ -61,7 +63,7 @@ def wakes_on_commit(*wakes: Wake) -> None:
         transaction.on_commit(functools.partial(_wake, wakes))
 
 
-def woken(name: str, *args: str) -> None:
+def woken(name: TaskRef[Any], *args: str) -> None:
     """The task's first call, before it reads any work: a commit from now on publishes a message again."""
     if not settings.WAKE_COALESCE:
         return
@@ -108,7 +110,7 @@ def _send(wakes: tuple[Wake, ...]) -> None:
     for (name, *args), key, waiting in zip(wakes, keys, _flags_set(keys), strict=True):
         if waiting:
             continue  # a message is waiting, and its task reads after this commit
-        if not task(name).publish_committed(tuple(args)) and settings.WAKE_COALESCE:
+        if not current_app.tasks[name].publish_committed(tuple(args)) and settings.WAKE_COALESCE:
             # So the next commit tries to publish again; if the cache fails too, the flag expires.
             with contextlib.suppress(Exception):
                 cache.delete(key)

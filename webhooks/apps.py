@@ -9,4 +9,4 @@ class WebhooksConfig(AppConfig):
         from webhooks.metrics import outbox_gauges
 
         register_scrape_part("outbox", outbox_gauges)
-        from webhooks import tasks  # noqa: F401 - registers the tasks the services enqueue by name
+        from webhooks import tasks  # noqa: F401 - registers the tasks the services enqueue (core.enqueue.TaskRef)

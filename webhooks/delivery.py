@@ -27,7 +27,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from core import metrics
-from core.enqueue import task
+from core.enqueue import TaskRef
 from core.rawread import ModelColumns
 from core.request_id import log_objects
 from payments.models import Company
@@ -37,7 +37,13 @@ from webhooks.models import WebhookAttempt, WebhookEvent
 from webhooks.signing import signed_headers
 
 logger = logging.getLogger(__name__)
-DELIVER_TASK = "webhooks.tasks.webhook_deliver"
+
+
+def _deliver(event_id: str, lease_token: str | None = None, waited: int = 0) -> None:
+    """The message of webhooks.tasks.webhook_deliver: its parameters, which the start-up check holds it to."""
+
+
+DELIVER_TASK = TaskRef.shaped("webhooks.tasks.webhook_deliver", _deliver)
 EXCERPT_BYTES = 1024
 
 
@@ -170,9 +176,8 @@ def webhook_deliver(
     if (event := _claim(event_id, token)) is None:
         now, pending = timezone.now(), WebhookEvent.Status.PENDING
         if _execute(_RESEND_SQL, [UUID(str(event_id)), pending, pending, now, now, token]):
-            task(DELIVER_TASK).apply_async(
-                (str(event_id), str(lease_token) if lease_token else None, min(waited + 1, 16)),
-                countdown=min(2**waited, ORDER_WAIT_MAX_SECONDS),
+            DELIVER_TASK.with_options(countdown=min(2**waited, ORDER_WAIT_MAX_SECONDS)).delay(
+                str(event_id), str(lease_token) if lease_token else None, min(waited + 1, 16)
             )
         return None
     log_objects(webhook_event_id=event.pk, merchant_id=event.company_id)
@@ -202,8 +207,11 @@ def _release(next_id: Any, token: Any) -> None:
     when there is none): its wait for the earlier event is over."""
     if next_id is None:
         return
-    args = (str(UUID(str(next_id))), str(UUID(str(token))) if token else None)  # SQLite reads UUIDs as hex
-    task(DELIVER_TASK).apply_async_on_commit(args)
+    lease = str(UUID(str(token))) if token else None
+    DELIVER_TASK.delay_on_commit(
+        str(UUID(str(next_id))),
+        lease,  # SQLite reads UUIDs as hex
+    )
 
 
 def delivery_headers(
@@ -339,7 +347,7 @@ def _record(event: WebhookEvent, url: str, headers: dict[str, str], result: Post
         logger.warning("webhook %s failed after %s attempts", event.pk, count)
     elif mine and delay is not None and delay <= settings.WEBHOOK_COUNTDOWN_MAX_SECONDS:
         # Short waits ride on a countdown message; long ones are found by the poller.
-        task(DELIVER_TASK).apply_async_on_commit((str(event.pk),), countdown=delay + 0.5)
+        DELIVER_TASK.with_options(countdown=delay + 0.5).delay_on_commit(str(event.pk))
     _release(*released_row)
     return attempt
 

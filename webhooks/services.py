@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from core import jsonutil
 from core.bulkinsert import bulk_insert
-from core.enqueue import task
+from core.enqueue import TaskRef
 from core.errors import InvalidState, NotFound
 from core.wakeup import Wake, wake_on_commit, wakes_on_commit
 from payments.models import Company
@@ -32,7 +32,7 @@ from webhooks.models import WebhookEvent
 
 logger = logging.getLogger(__name__)
 
-DISPATCH_TASK = "webhooks.tasks.webhook_dispatch"
+DISPATCH_TASK = TaskRef[[]]("webhooks.tasks.webhook_dispatch")
 
 
 # --- publish ----------------------------------------------------------------------------------------------
@@ -171,11 +171,11 @@ def _send_due(*, before: datetime, first_attempts: bool, limit: int) -> int:
 def _send(ids: Sequence[UUID], token: UUID) -> None:
     """One delivery message per reserved event, through one producer. A failed publish is logged: the
     reservation expires and the poller sends the events again."""
-    webhook_deliver = task(DELIVER_TASK)
     try:
-        with webhook_deliver.app.producer_or_acquire() as producer:
+        with DELIVER_TASK.task.app.producer_or_acquire() as producer:
+            sending = DELIVER_TASK.with_options(producer=producer)
             for event_id in ids:
-                webhook_deliver.apply_async((str(event_id), str(token)), producer=producer)
+                sending.delay(str(event_id), str(token))
     except Exception as exc:  # the broker: connection refused, timeout, DNS...
         logger.warning(
             "delivery messages of %s events not sent (%s: %s); the poller sends them once their reservation "

@@ -16,7 +16,7 @@ class WithdrawalsConfig(AppConfig):
         from invoices.services import refund_handlers
         from webhooks.families import register_payload_statuses
         from webhooks.models import WebhookEvent
-        from withdrawals import tasks  # noqa: F401 - registers the tasks the services enqueue by name
+        from withdrawals import tasks  # noqa: F401 - registers the tasks the services enqueue (core.enqueue.TaskRef)
         from withdrawals.auto_withdrawals import auto_withdrawal_sandbox_after_blocks
         from withdrawals.book import WithdrawalBook
         from withdrawals.events import WITHDRAWAL_STATUSES

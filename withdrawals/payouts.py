@@ -50,7 +50,7 @@ from chains.nonces import nonce_take
 from chains.wallets import payout_wallets_read
 from core import locks
 from core.assets import get_asset
-from core.enqueue import task
+from core.enqueue import TaskRef
 from core.offer import offered_codes
 from withdrawals import services
 from withdrawals.models import Withdrawal, WithdrawalTx
@@ -59,8 +59,8 @@ from withdrawals.screening import get_screen
 
 logger = logging.getLogger(__name__)
 
-PLAN_TASK = "withdrawals.tasks.payout_plan"
-BROADCAST_TASK = "withdrawals.tasks.payout_broadcast"
+PLAN_TASK = services.PLAN_TASK
+BROADCAST_TASK = TaskRef[[int]]("withdrawals.tasks.payout_broadcast")
 # A transaction in one of these may still confirm: its withdrawals are never planned again meanwhile.
 LIVE = [ChainTxStatus.SIGNED, ChainTxStatus.BROADCAST, ChainTxStatus.CONFIRMED]
 SENT = {Outcome.ACCEPTED, Outcome.ALREADY_KNOWN, Outcome.ALREADY_MINED}
@@ -189,7 +189,7 @@ def _store(code: str, batch: Sequence[Withdrawal], signed: SignedTx, *, fee_rate
     Withdrawal.objects.filter(pk__in=[w.pk for w in locked]).update(
         blocked_reason="", updated_at=timezone.now()
     )
-    task(BROADCAST_TASK).delay_on_commit(chain_tx.pk)
+    BROADCAST_TASK.delay_on_commit(chain_tx.pk)
     return chain_tx
 
 

@@ -39,6 +39,7 @@ from django.utils import timezone
 
 from chains.backend import get_backend
 from core.assets import get_asset
+from core.enqueue import TaskRef
 from core.errors import FieldError, InvalidState, NotFound, UnsupportedAsset, ValidationFailed
 from core.money import MONEY_CONTEXT, number_text
 from core.offer import is_sandbox
@@ -56,7 +57,7 @@ logger = logging.getLogger(__name__)
 
 Status = Withdrawal.Status
 ACCEPTED_MESSAGE = "Withdrawal accepted"
-PLAN_TASK = "withdrawals.tasks.payout_plan"
+PLAN_TASK = TaskRef[[str]]("withdrawals.tasks.payout_plan")
 
 
 # --- helpers ----------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from chains import deposit_addresses
 from chains.models import WatchRange
 from chains.sandbox import SandboxBackend
 from chains.scanning import WATCH_AHEAD, chain_watch
+from core.enqueue import TaskRef
 from payments.models import DepositAddress, DerivationCounter
 from tests.factories import InvoiceFactory
 from tests.outages import redis_down_caches
@@ -32,18 +33,13 @@ class WatchingNode(SandboxBackend):
 
 
 class Messages:
+    """The task messages sent (TaskRef.delay), as (task name, args)."""
+
     def __init__(self) -> None:
         self.sent: list[tuple[str, tuple]] = []
 
-    def __call__(self, name: str):
-        outer = self
-
-        class Task:
-            @staticmethod
-            def delay(*args):
-                outer.sent.append((name, args))
-
-        return Task
+    def record(self, ref: str, *args: object) -> None:
+        self.sent.append((str(ref), args))
 
 
 @pytest.fixture
@@ -51,7 +47,7 @@ def node(settings, monkeypatch):
     settings.CHAIN_BACKENDS = {"ltc": "chains.tests.test_watch_range.WatchingNode"}
     WatchingNode.imported = []
     messages = Messages()
-    monkeypatch.setattr(deposit_addresses, "task", messages)
+    monkeypatch.setattr(TaskRef, "delay", lambda ref, *args: messages.record(ref, *args))
     cache.delete(deposit_addresses.KICK_KEY.format("ltc"))  # asked for by an earlier test within 30 s
     return messages
 

@@ -12,10 +12,10 @@ from django.core.cache import cache
 from django.db import transaction
 
 from core.wakeup import wake_key, wake_on_commit, wakes_on_commit, woken
+from webhooks.services import DISPATCH_TASK as DISPATCH
 from webhooks.tests.events import capture_messages
+from withdrawals.services import PLAN_TASK as PLAN
 
-PLAN = "withdrawals.tasks.payout_plan"
-DISPATCH = "webhooks.tasks.webhook_dispatch"
 pytestmark = pytest.mark.django_db(transaction=True)  # real commits: wake-ups happen after them
 
 
@@ -120,19 +120,17 @@ def test_a_cache_that_fails_still_lets_the_message_go(monkeypatch, caplog):
 @pytest.mark.parametrize(
     ("task_path", "service", "args"),
     [
-        ("webhooks.tasks.webhook_dispatch", "webhooks.services.webhook_dispatch", ()),
-        ("withdrawals.tasks.payout_plan", "withdrawals.payouts.payout_plan", ("btc",)),
+        (DISPATCH, "webhooks.services.webhook_dispatch", ()),
+        (PLAN, "withdrawals.payouts.payout_plan", ("btc",)),
     ],
 )
 def test_the_woken_tasks_clear_their_flag_before_they_read(monkeypatch, task_path, service, args):
-    from core.enqueue import task
-
     capture_messages(monkeypatch)
     wake_on_commit(task_path, *args)
     flag_when_read = []
     monkeypatch.setattr(service, lambda *a, **k: flag_when_read.append(cache.get(wake_key(task_path, *args))))
 
-    task(task_path).run(*args)
+    task_path.task.run(*args)
 
     assert cache.get(wake_key(task_path, *args)) is None
     assert flag_when_read == [None]

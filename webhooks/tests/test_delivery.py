@@ -405,7 +405,9 @@ def test_events_of_one_object_go_out_in_order(merchant, receiver, monkeypatch):
     resent = []
     from webhooks import tasks
 
-    monkeypatch.setattr(tasks.webhook_deliver, "apply_async", lambda args, countdown: resent.append(args))
+    monkeypatch.setattr(
+        tasks.webhook_deliver, "apply_async", lambda args, kwargs=None, countdown=None: resent.append(args)
+    )
     created = publish(merchant.company, status="created", invoice_id="same")
     pending = publish(merchant.company, status="pending", invoice_id="same")
     other = publish(merchant.company, status="created", invoice_id="another")
@@ -428,7 +430,9 @@ def test_lost_message_after_claim_does_not_spin_later_events(merchant, receiver,
     from webhooks import tasks
 
     monkeypatch.setattr(
-        tasks.webhook_deliver, "apply_async", lambda args, countdown: requeued.append((args[2], countdown))
+        tasks.webhook_deliver,
+        "apply_async",
+        lambda args, kwargs=None, countdown=None: requeued.append((args[2], countdown)),
     )
     first = publish(merchant.company, status="created", invoice_id="same")
     later = publish(merchant.company, status="pending", invoice_id="same")
