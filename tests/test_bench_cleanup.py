@@ -32,7 +32,6 @@ from tests.factories import (
     StaticDepositAddressFactory,
     WithdrawalFactory,
 )
-from tools.bench.benchmarks import mined_transfers, static_addresses
 from tools.bench.cleanup import (
     BENCH_MERCHANT_NAME,
     bench_merchant_email,
@@ -41,6 +40,7 @@ from tools.bench.cleanup import (
     purge_queues,
     remove_earlier_merchants,
 )
+from tools.bench.flows import mined_transfers, static_addresses
 from tools.bench.scale import SCALE_MERCHANT, SMALL_MERCHANT
 from webhooks.delivery import webhook_deliver
 from webhooks.models import WebhookEvent
@@ -99,7 +99,7 @@ def _merchant_rows(credentials: MerchantCredentials) -> None:
 
 
 def _deposit_ingestion_rows(company: Company, run: str) -> None:
-    """What the deposit_ingestion kind writes, the way it writes it (tools/bench/benchmarks.py, scaled down):
+    """What the deposit_ingestion kind writes, the way it writes it (tools/bench/flows.py, scaled down):
     static addresses in bulk, transfers to them mined past their confirmations, then one chain scan."""
     addresses = static_addresses(company, "btc", run, 5)
     chain_scan("btc")

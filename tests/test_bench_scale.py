@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools.bench.scale import (
+from tools.bench.scale_sql import (
     insert_select_sql,
     median_ms,
     page_depth,

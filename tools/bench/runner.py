@@ -50,6 +50,7 @@ def _run() -> int:
     process_log = _log_to_file()
     # Registers the kinds, after Django is configured: the in-process ones, then the worker processes.
     import tools.bench.benchmarks
+    import tools.bench.flows
     import tools.bench.latency
     import tools.bench.workers  # noqa: F401
 
