@@ -5,18 +5,21 @@ per serializer class into a plain walk over the input.
 of its nested serializers) before it checks anything, then goes through DRF's general machinery for every
 value: on the busiest endpoints both cost far more than the checks themselves. `compiled` reads the
 declaration once (the writable fields of a serializer, its nested serializers, `many=True` lists, list and
-dict fields with a child) and builds a walk that answers as `run_validation` would:
+dict fields with a child) and builds a walk over a JSON object (anything else, a query string's QueryDict
+included, goes to the serializer) that answers as `run_validation` would:
 
 - a missing key: refused if required, else the field's default or nothing, as `validate_empty_values`;
   null: kept if `allow_null`; keys the serializer does not declare are ignored;
-- a CharField, of any subclass that leaves DRF's `run_validation` and the empty-value rules alone, with no
-  validators but DRF's own (lengths, no NUL, no lone surrogate), is checked inline on a JSON string;
-  a subclass's own `to_internal_value` (a strict string, a currency, a payment code) is still called;
+- a CharField of any subclass that leaves DRF's `run_validation` and empty-value rules alone: a string is
+  checked inline (blank, trimming, DRF's own validators: lengths, no NUL, no lone surrogate; any other
+  validator is run), a subclass's own `to_internal_value` (a strict string, a currency, a payment code) is
+  still called; any other value goes to the field's `run_validation`;
 - any other field that keeps DRF's `Field.run_validation` has its own `to_internal_value` called (a Decimal
   amount, a strict boolean, a price, a list field with its item limit) and its validators run; the child of
-  a list or dict field is validated by its compiled walk;
-- any other field, and any serializer with its own `to_internal_value`, `run_validation` or validators, is
-  left to its own `run_validation`; `validate_<field>` and `validate` are called as DRF calls them.
+  a list or dict field is checked by its compiled walk;
+- any other field is left to its own `run_validation`, a serializer with its own `to_internal_value`,
+  `run_validation` or validators too (at the top, `compiled` answers None: the kept instance checks);
+  `validate_<field>` and `validate` are called as DRF calls them.
 
 The walk vouches only for what it accepts: at the first refusal anywhere it gives up and the serializer
 decides, so every error carries the serializer's own detail. `validated` then runs one instance per
