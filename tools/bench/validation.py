@@ -2,7 +2,7 @@
 a new serializer's `is_valid` (what DRF does by default), one kept instance's `run_validation`, the compiled
 check alone, and `validated` (core.api.validation). No database, no network; the best of several rounds.
 
-    .venv/bin/python -m tools.bench.validation    (with tools.bench.settings unless DJANGO_SETTINGS_MODULE is set)
+    .venv/bin/python -m tools.bench.validation   # tools.bench.settings unless DJANGO_SETTINGS_MODULE says
 """
 
 from __future__ import annotations
