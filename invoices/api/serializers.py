@@ -7,7 +7,6 @@ from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from rest_framework import serializers
 
 from chains.backend import get_backend
-from core.api.validation import text_accepted
 from core.assets import BASE_ASSETS, get_asset, price_decimals
 from core.errors import ValidationFailed, as_drf_error
 from core.money import MAX_INTEGER_DIGITS, format_amount, number_text
@@ -74,10 +73,6 @@ class RedirectUrlField(StrictCharField):
             raise as_drf_error(exc) from exc
 
 
-_CREATE_KEYS = frozenset({"invoiceCurrency", "items", "isMerchantPaysFee"})
-_ITEM_KEYS = frozenset({"name", "price"})
-
-
 class InvoiceCreateInputSerializer(serializers.Serializer):
     invoiceCurrency = CurrencyField(codes="currency")
     items = ItemInputSerializer(many=True, allow_empty=False)
@@ -86,36 +81,6 @@ class InvoiceCreateInputSerializer(serializers.Serializer):
     redirectURL = RedirectUrlField(
         url=True, required=False, allow_null=True, allow_blank=True, max_length=2048
     )
-
-    @staticmethod
-    def direct_check(data: Any) -> dict[str, Any] | None:
-        """The usual body (a currency, items of a name and a price, perhaps isMerchantPaysFee) checked as
-        the fields above check it, at a fraction of their cost on the busiest write of the API; None for
-        any other (core.api.validation). invoices/tests/test_create_input.py holds it to the fields."""
-        if type(data) is not dict or not data.keys() <= _CREATE_KEYS:
-            return None
-        currency, items = data.get("invoiceCurrency"), data.get("items")
-        merchant_pays = data.get("isMerchantPaysFee", False)
-        if (
-            type(currency) is not str
-            or type(items) is not list
-            or not items
-            or type(merchant_pays) is not bool
-        ):
-            return None
-        checked = []
-        try:
-            currency = invoice_currency_check(currency)
-            for item in items:
-                if type(item) is not dict or item.keys() != _ITEM_KEYS:
-                    return None
-                name = item["name"]
-                if type(name) is not str or len(name) > ITEM_NAME_MAX_LENGTH or not text_accepted(name):
-                    return None
-                checked.append({"name": name, "price": item_price_check(item["price"])})
-        except ValidationFailed:
-            return None
-        return {"invoiceCurrency": currency, "items": checked, "isMerchantPaysFee": merchant_pays}
 
 
 class InvoiceProceedInputSerializer(serializers.Serializer):

@@ -10,9 +10,7 @@ from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
-from core.api.validation import text_accepted
 from core.assets import Asset
-from core.money import InvalidAmount, amount_input
 from core.offer import is_sandbox
 from core.wire import TimestampField
 from payments.api.balances import AmountTextField
@@ -68,40 +66,6 @@ class WithdrawalItemsField(serializers.ListField):
 
 class WithdrawInputSerializer(serializers.Serializer):
     items = WithdrawalItemsField()
-
-    @staticmethod
-    def direct_check(data: Any) -> dict[str, Any] | None:
-        """The usual body (items of an amount, an address, an asset and perhaps a tag) checked as the fields
-        above check it; None for any other (core.api.validation). Other keys of an item are ignored, as
-        the serializer ignores them. withdrawals/tests/test_withdraw_input.py holds it to the fields."""
-        if type(data) is not dict or len(data) != 1 or type(items := data.get("items")) is not list:
-            return None
-        if not items or len(items) > settings.WITHDRAWAL_MAX_ITEMS:
-            return None
-        checked = []
-        for item in items:
-            if type(item) is not dict:
-                return None
-            to, asset = item.get("to"), item.get("asset")
-            if type(to) is not str or type(asset) is not str or not text_accepted(to):
-                return None
-            asset = asset.strip()  # the field trims; the address and the tag are kept as sent
-            if not asset or len(asset) > ASSET_MAX_LENGTH or not text_accepted(asset):
-                return None
-            try:
-                entry: dict[str, Any] = {"amount": amount_input(item.get("amount"))}
-            except InvalidAmount:
-                return None
-            if "tag" in item:
-                tag = item["tag"]
-                if tag is not None and (
-                    type(tag) is not str or len(tag) > TAG_MAX_LENGTH or not text_accepted(tag)
-                ):
-                    return None
-                entry["tag"] = tag
-            entry["to"], entry["asset"] = to, asset
-            checked.append(entry)
-        return {"items": checked}
 
 
 class WithdrawalResultSerializer(serializers.Serializer):

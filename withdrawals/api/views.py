@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -165,11 +166,11 @@ class AutoWithdrawalsApi(APIView):
         rules: dict[str, RuleInput] = {}
         errors = []
         for key, value in assets.items():
-            shape = AutoWithdrawalRuleInputSerializer(data=value)
-            if not shape.is_valid():
-                errors += flatten_drf_errors(shape.errors, f"assets.{key}")
+            try:
+                values = validated(AutoWithdrawalRuleInputSerializer, value)
+            except ValidationError as exc:
+                errors += flatten_drf_errors(exc.detail, f"assets.{key}")
                 continue
-            values = shape.validated_data
             rules[key] = RuleInput(
                 amount=values["amount"],
                 is_enabled=values["isEnabled"],
