@@ -123,6 +123,8 @@ class TronNode:
             raise TronNodeUnavailable(f"{base}: {path}: HTTP {response.status_code}, not JSON") from None
         if isinstance(answer, dict) and "Error" in answer:
             raise TronNodeError(path, "Error", str(answer["Error"]))
+        if isinstance(answer, dict) and answer.get("success") is False:  # TronGrid's v1 API refusing
+            raise TronNodeError(path.partition("?")[0], "error", str(answer.get("error", "")))
         if response.status_code >= 400:
             raise TronNodeUnavailable(f"{base}: {path}: HTTP {response.status_code}")
         return answer
@@ -227,8 +229,7 @@ class TronNode:
         path = f"v1/accounts/{address.to_base58(owner)}/transactions/trc20?{text}"
         answer = self._request("GET", self.url, path)
         if not isinstance(answer, dict) or answer.get("success") is not True:
-            message = answer.get("error", "") if isinstance(answer, dict) else ""
-            raise TronNodeError("v1/accounts/transactions/trc20", "error", str(message))
+            raise NodeAnswerError(f"{path}: not TronGrid's answer")
         page = self._parsed(
             path, lambda: tuple(TronGridTransfer.parse(item) for item in answer.get("data") or [])
         )
