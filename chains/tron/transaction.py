@@ -198,8 +198,11 @@ class Transaction:
             raise TransactionMismatch(f"txID {body.get('txID')!r} is not the sha256 of raw_data_hex")
         if "raw_data" in body and _comparable(body["raw_data"]) != _comparable(raw_data_json(raw)):
             raise TransactionMismatch(f"{txid(raw_bytes)}: raw_data does not say what raw_data_hex says")
+        listed = body.get("signature") or []
+        if not isinstance(listed, list):
+            raise TransactionMismatch(f"{txid(raw_bytes)}: signature is a list")
         signatures = []
-        for text in body.get("signature") or []:
+        for text in listed:
             if not isinstance(text, str) or not re.fullmatch(r"(0x)?[0-9a-fA-F]{130}", text):
                 raise TransactionMismatch(f"{txid(raw_bytes)}: a signature is 65 bytes of hex")
             signatures.append(bytes.fromhex(text.removeprefix("0x")))

@@ -203,6 +203,7 @@ def _change_receiver(body: dict[str, Any]) -> dict[str, Any]:
         (_node_json(raw_data_hex=""), "no raw_data_hex"),
         (_node_json(raw_data_hex="abc"), "no raw_data_hex"),
         (_node_json(signature=["00" * 64]), "65 bytes"),
+        (_node_json(signature="00" * 65), "a list"),
     ],
 )
 def test_a_node_json_that_disagrees_with_its_bytes_is_refused(body: dict[str, Any], reason: str) -> None:
