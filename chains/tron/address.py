@@ -58,11 +58,13 @@ def to_bytes(address: str | bytes) -> bytes:
 def validate(address: str) -> str:
     """`address` if it is a valid base58check `T...` address (the form Kassa stores); else
     InvalidTronAddress. The hex form is refused here: users never see it."""
-    text = address.strip() if isinstance(address, str) else address
-    if isinstance(text, str) and _HEX.fullmatch(text):
+    if not isinstance(address, str):
+        raise InvalidTronAddress(f"a TRON address is text, not {type(address).__name__}")
+    text = address.strip()
+    if _HEX.fullmatch(text):
         raise InvalidTronAddress("a TRON address is written T..., not in its 41... hex form")
     to_bytes(text)
-    return str(text)
+    return text
 
 
 def is_valid(address: str) -> bool:

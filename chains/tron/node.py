@@ -8,6 +8,8 @@ Errors are told apart the way a caller acts on them:
 - `BroadcastError`: `wallet/broadcasttransaction` refused the transaction; `code` is java-tron's
   (`SIGERROR`, `TAPOS_ERROR`, `TRANSACTION_EXPIRATION_ERROR`, `BANDWITH_ERROR` as java-tron spells it,
   `CONTRACT_VALIDATE_ERROR`...). `DuplicateTransaction` is its `DUP_TRANSACTION_ERROR`: the node has it.
+- `NodeAnswerError` (a ChainUnavailable too): the node answered in a shape java-tron does not write, or
+  with a transaction whose JSON and bytes disagree. The caller waits and logs it, as for an outage.
 A transaction the node builds (createtransaction, triggersmartcontract, delegate/undelegateresource) is read
 from its bytes and must be the one asked for, else `NodeAnswerError`: a node never chooses what is signed.
 """
@@ -28,6 +30,7 @@ from chains.tron import address
 from chains.tron.proto import (
     ContractMessage,
     DelegateResourceContract,
+    ProtoError,
     Resource,
     TransferContract,
     TriggerSmartContract,
@@ -144,7 +147,7 @@ class TronNode:
     def _parsed(self, path: str, parse: Any, *args: Any) -> Any:
         try:
             return parse(*args)
-        except (NodeAnswerError, TransactionMismatch) as exc:
+        except (NodeAnswerError, TransactionMismatch, ProtoError) as exc:
             raise NodeAnswerError(f"{path}: {exc}") from None
         except (KeyError, IndexError, TypeError, ValueError) as exc:
             raise NodeAnswerError(f"{path}: not java-tron's shape ({type(exc).__name__}: {exc})") from None
@@ -299,8 +302,9 @@ class TronNode:
 
     def _checked(self, path: str, answer: Any, expected: ContractMessage) -> Transaction:
         transaction: Transaction = self._parsed(path, Transaction.from_json, _object_of(path, answer))
-        if _canonical(transaction.contract) != _canonical(expected):
-            raise NodeAnswerError(f"{path}: the node built {transaction.contract}, not {expected}")
+        built = self._parsed(path, lambda: transaction.contract)  # exactly one contract
+        if _canonical(built) != _canonical(expected):
+            raise NodeAnswerError(f"{path}: the node built {built}, not {expected}")
         return transaction
 
     # --- sending -------------------------------------------------------------------------------------

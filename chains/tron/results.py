@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from chains.base import ChainUnavailable
 from chains.tron import address
 from chains.tron.proto import ProtoError
 from chains.tron.transaction import Transaction, TransactionMismatch, Trc20Transfer, parse_transfer_log
@@ -22,8 +23,9 @@ _NUM_ID = re.compile(r"Num:(\d+),ID:([0-9a-f]{64})")
 _ID = re.compile(r"[0-9a-f]{64}")
 
 
-class NodeAnswerError(ValueError):
-    """The node answered, but not in a shape java-tron writes (or its transaction's bytes disagree)."""
+class NodeAnswerError(ChainUnavailable):
+    """The node answered, but not in a shape java-tron writes (or its transaction's bytes disagree): like
+    any nonsense answer (chains.answers), the node is treated as unavailable and the caller waits."""
 
 
 def _int(data: Mapping[str, Any], key: str) -> int:

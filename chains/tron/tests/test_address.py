@@ -98,3 +98,8 @@ def test_every_account_id_round_trips_through_every_form(account: bytes) -> None
     assert address.to_evm(text) == "0x" + account.hex()
     assert address.to_base58(address.to_hex(text)) == text
     assert address.validate(text) == text
+
+
+def test_validate_refuses_what_is_not_text() -> None:
+    with pytest.raises(InvalidTronAddress, match="text"):
+        address.validate(bytes.fromhex(KEY_ONE_HEX))  # type: ignore[arg-type]

@@ -606,3 +606,23 @@ def test_an_answer_java_tron_would_not_write_is_refused(http: FakeHttp, answer: 
 def test_a_url_must_be_http() -> None:
     with pytest.raises(ValueError, match="http"):
         TronNode("tron.test:8090")
+
+
+def test_a_built_transaction_with_two_contracts_is_refused(http: FakeHttp) -> None:
+    transfer = Contract(TransferContract(OWNER, TO, 7))
+    built = Transaction.build(RawData(REF[0], REF[1], 1, (transfer, transfer)))
+    http.on("wallet/createtransaction", built.to_json())
+
+    with pytest.raises(NodeAnswerError, match="2 contracts") as refused:
+        _node(http).create_transaction(OWNER, TO, 7)
+
+    assert isinstance(
+        refused.value, ChainUnavailable
+    )  # a nonsense answer: the caller waits, as for an outage
+
+
+def test_a_built_transaction_of_a_kind_kassa_does_not_read_is_refused(http: FakeHttp) -> None:
+    http.on("wallet/createtransaction", _vote_transaction())
+
+    with pytest.raises(NodeAnswerError, match="type 4"):
+        _node(http).create_transaction(OWNER, TO, 7)
