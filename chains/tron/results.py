@@ -16,7 +16,7 @@ from typing import Any
 
 from chains.base import ChainUnavailable
 from chains.tron import address
-from chains.tron.proto import ProtoError
+from chains.tron.proto import CONTRACT_NAMES, ProtoError
 from chains.tron.transaction import Transaction, TransactionMismatch, Trc20Transfer, parse_transfer_log
 
 _NUM_ID = re.compile(r"Num:(\d+),ID:([0-9a-f]{64})")
@@ -86,12 +86,17 @@ def _num_id(data: Mapping[str, Any], key: str) -> BlockId:
 @dataclass(frozen=True)
 class NodeTransaction:
     """A transaction in a block or read by id: `transaction` is read from its bytes when Kassa reads its
-    contract type (TransferContract, TriggerSmartContract...), None for the others (votes, stakes...)."""
+    contract type (TransferContract, TriggerSmartContract...), None for the others (votes, stakes...).
+
+    A transaction of a type Kassa reads whose bytes it cannot read fully (a field it does not know: java-tron
+    keeps unknown fields, so such a transaction can be valid on chain) has `transaction` None and says why
+    in `unreadable`: a scanner must not take that for "not a payment" (it may be a deposit)."""
 
     txid: str
     contract_type: str  # as the node names it: "TransferContract", "TriggerSmartContract"...
     result: str  # contractRet: "SUCCESS", "REVERT", "OUT_OF_ENERGY"...; "" before it is in a block
     transaction: Transaction | None
+    unreadable: str = ""
 
     @classmethod
     def parse(cls, data: Mapping[str, Any]) -> NodeTransaction:
@@ -106,12 +111,12 @@ class NodeTransaction:
         ret = data.get("ret") or [{}]
         result = _text(_object(ret[0], "ret"), "contractRet")
         try:
-            transaction: Transaction | None = Transaction.from_json(data)
-        except ProtoError:
-            transaction = None  # a kind of transaction Kassa never builds nor pays with
+            return cls(txid, kind, result, Transaction.from_json(data))
+        except ProtoError as exc:
+            known = kind in CONTRACT_NAMES  # else a kind Kassa never builds nor is paid with
+            return cls(txid, kind, result, None, str(exc) if known else "")
         except TransactionMismatch as exc:
             raise NodeAnswerError(str(exc)) from None
-        return cls(txid, kind, result, transaction)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from chains.tron.tests.fake_node import (
     tron_node,
     vote_transaction,
 )
-from chains.tron.transaction import TRANSFER_TOPIC, trc20_transfer_data
+from chains.tron.transaction import TRANSFER_TOPIC, trc20_transfer_data, txid
 
 
 def test_node_info_gives_the_head_and_the_solidifiedblock_json(http: FakeHttp) -> None:
@@ -274,3 +274,19 @@ def test_a_reverted_constant_call_says_so(http: FakeHttp) -> None:
     result = tron_node(http).trigger_constant(OWNER, USDT, trc20_transfer_data(TO, 1))
 
     assert result.reverted and result.message == "REVERT opcode executed"
+
+
+def test_a_transfer_kassa_cannot_read_fully_is_flagged_not_dropped(http: FakeHttp) -> None:
+    # java-tron keeps fields it does not know, so this transfer can be on chain: it may be a deposit.
+    body = in_block(signed_transfer())
+    raw = bytes.fromhex(body["raw_data_hex"]) + bytes.fromhex("f80101")  # field 31, a varint
+    body.update(raw_data_hex=raw.hex(), txID=txid(raw))
+    http.on("wallet/getblockbynum", block_json(70, [body, vote_transaction()]))
+
+    block = tron_node(http).block(70)
+
+    assert block is not None
+    unreadable, vote = block.transactions
+    assert (unreadable.contract_type, unreadable.transaction) == ("TransferContract", None)
+    assert "field 31" in unreadable.unreadable
+    assert vote.unreadable == ""
