@@ -121,7 +121,7 @@ class TronNode:
             raise TronNodeUnavailable(f"{base}: {path}: rate limited (HTTP 429)")
         try:
             # Numbers are exact: an int stays an int, and a fraction is never a binary float.
-            answer = json.loads(response.content or b"{}", parse_float=Decimal)
+            answer = json.loads(response.content, parse_float=Decimal)
         except ValueError:
             raise TronNodeUnavailable(f"{base}: {path}: HTTP {response.status_code}, not JSON") from None
         if isinstance(answer, dict) and "Error" in answer:
@@ -313,8 +313,14 @@ class TronNode:
         """Send a signed transaction; its txid once the node took it, else BroadcastError."""
         answer = self._object("broadcasttransaction", transaction.to_json())
         if answer.get("result") is True:
+            if str(answer.get("txid", transaction.txid)).lower() != transaction.txid:
+                raise NodeAnswerError(
+                    f"broadcasttransaction: took {answer.get('txid')}, not {transaction.txid}"
+                )
             return transaction.txid
-        code = str(answer.get("code") or "OTHER_ERROR")
+        code = answer.get("code")
+        if not isinstance(code, str) or not code:
+            raise NodeAnswerError("broadcasttransaction: neither a result nor a code")
         message = hex_message(str(answer.get("message", "")))
         cls = DuplicateTransaction if code == DUP_TRANSACTION_ERROR else BroadcastError
         raise cls("broadcasttransaction", code, message)

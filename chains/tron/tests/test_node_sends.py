@@ -284,3 +284,22 @@ def test_a_built_transaction_of_a_kind_kassa_does_not_read_is_refused(http: Fake
 
     with pytest.raises(NodeAnswerError, match="type 4"):
         tron_node(http).create_transaction(OWNER, TO, 7)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [{}, {"result": False}, {"result": True, "txid": "00" * 32}],
+)
+def test_a_broadcast_answer_that_says_nothing_sure_is_not_a_refusal(http: FakeHttp, answer: Any) -> None:
+    # The same bytes are sent again later: only a code of java-tron's refuses a transaction.
+    http.on("wallet/broadcasttransaction", answer)
+
+    with pytest.raises(NodeAnswerError):
+        tron_node(http).broadcast(signed_transfer())
+
+
+def test_an_empty_answer_is_not_an_empty_object(http: FakeHttp) -> None:
+    http.on("wallet/getblockbynum", "")
+
+    with pytest.raises(TronNodeUnavailable, match="not JSON"):
+        tron_node(http).block(5)
