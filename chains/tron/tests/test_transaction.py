@@ -56,6 +56,37 @@ def test_the_txid_is_the_sha256_of_the_raw_bytes() -> None:
     )
 
 
+def test_java_trons_documented_broadcast_example_has_its_txid_and_signer() -> None:
+    # The example body of wallet/broadcasttransaction in java-tron's HTTP API documentation (a
+    # transaction of 2018; its signature's v is 01, the recovery id).
+    raw = RawData(
+        ref_block_bytes=bytes.fromhex("267e"),
+        ref_block_hash=bytes.fromhex("9a447d222e8de9f2"),
+        expiration=1530893064000,
+        timestamp=1530893006233,
+        contracts=(
+            Contract(
+                TransferContract(
+                    "41e552f6487585c2b58bc2c9bb4492bc1f17132cd0",
+                    "41d1e7a6bc354106cb410e65ff8b181c600ff14292",
+                    1000,
+                )
+            ),
+        ),
+    )
+    signature = bytes.fromhex(
+        "97c825b41c77de2a8bd65b3df55cd4c0df59c307c0187e42321dcc1cc455ddba"
+        "583dd9502e17cfec5945b34cad0511985a6165999092a6dec84c2bdd97e649fc01"
+    )
+
+    transaction = Transaction.build(raw)
+
+    assert transaction.txid == "454f156bf1256587ff6ccdbc56e64ad0c51e4f8efea5490dcbc720ee606bc7b8"
+    assert recover_signer(transaction.txid, signature) == address.to_base58(
+        "41e552f6487585c2b58bc2c9bb4492bc1f17132cd0"
+    )
+
+
 def test_a_memo_changes_the_txid() -> None:
     # tronpy's offline build left the memo out of the txid: a node then refuses the signature.
     assert Transaction.build(_transfer(memo=b"INV-0001")).txid != Transaction.build(_transfer()).txid
