@@ -303,7 +303,7 @@ class TronNode:
     def _checked(self, path: str, answer: Any, expected: ContractMessage) -> Transaction:
         transaction: Transaction = self._parsed(path, Transaction.from_json, _object_of(path, answer))
         built = self._parsed(path, lambda: transaction.contract)  # exactly one contract
-        if _canonical(built) != _canonical(expected):
+        if built != expected:
             raise NodeAnswerError(f"{path}: the node built {built}, not {expected}")
         return transaction
 
@@ -363,13 +363,3 @@ def _object_of(path: str, answer: Any) -> Mapping[str, Any]:
     if not isinstance(answer, Mapping) or not answer:
         raise NodeAnswerError(f"{path}: no transaction in the answer")
     return answer
-
-
-def _canonical(message: ContractMessage) -> ContractMessage:
-    """`message` with every address in one form (T...), to compare what was asked with what was read."""
-    changes = {
-        field.name: address.to_base58(getattr(message, field.name))
-        for field in message.FIELDS
-        if field.kind == "address"
-    }
-    return type(message)(**{**message.__dict__, **changes})

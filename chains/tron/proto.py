@@ -61,6 +61,13 @@ class ContractMessage:
     TYPE: ClassVar[int]
     FIELDS: ClassVar[tuple[Field, ...]]
 
+    def __post_init__(self) -> None:
+        # One form for every address (T...), whatever form it was given in: two messages that write the
+        # same bytes are equal. InvalidTronAddress (a ValueError) for what is not an address.
+        for field in self.FIELDS:
+            if field.kind == "address":
+                object.__setattr__(self, field.name, address.to_base58(getattr(self, field.name)))
+
     @classmethod
     def name(cls) -> str:
         return cls.__name__
@@ -76,7 +83,7 @@ def _i(number: int, name: str) -> Field:
 
 @dataclass(frozen=True)
 class TransferContract(ContractMessage):
-    owner_address: str  # T... (every address field: any TRON form in, base58 once read)
+    owner_address: str  # T... (every address field: given in any TRON form, kept as T...)
     to_address: str
     amount: int  # sun
 

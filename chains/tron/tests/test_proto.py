@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chains.tron import proto
+from chains.tron import address, proto
 from chains.tron.proto import (
     Contract,
     DelegateResourceContract,
@@ -176,7 +176,6 @@ def test_an_unknown_enum_value_is_refused() -> None:
     "raw",
     [
         _raw(TransferContract(OWNER, TO, 2**63)),
-        _raw(TransferContract(OWNER, "T" + "1" * 33, 1)),
         _raw(TriggerSmartContract(OWNER, TO, data="a9059cbb")),  # type: ignore[arg-type]
         _raw(TransferContract(OWNER, TO, 1), contracts=()),
         RawData(b"", b"", 0, (Contract(TransferContract(OWNER, TO, 1), permission_id=2**31),)),
@@ -185,6 +184,14 @@ def test_an_unknown_enum_value_is_refused() -> None:
 def test_what_cannot_be_written_is_refused(raw: RawData) -> None:
     with pytest.raises(ProtoError):
         proto.encode_raw(raw)
+
+
+def test_a_message_keeps_every_address_as_t_and_refuses_what_is_not_one() -> None:
+    given_in_hex = TransferContract(address.to_hex(OWNER), address.to_hex(TO), 1)
+
+    assert given_in_hex == TransferContract(OWNER, TO, 1)
+    with pytest.raises(address.InvalidTronAddress):
+        TransferContract(OWNER, "T" + "1" * 33, 1)
 
 
 @given(st.binary(max_size=300))
