@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 LOCK := requirements/lock.txt
 UV_VERSION := 0.13.8
 
-.PHONY: install lock audit run test lint bench clean hardhat
+.PHONY: install lock audit run test lint bench clean hardhat tronweb
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,3 +52,7 @@ clean:
 # hardhat@2 for the EVM smoke tests against a real node (tests/hardhat_node.py), pinned by tests/hardhat.
 hardhat:
 	[ -x tests/hardhat/node_modules/.bin/hardhat ] || npm ci --prefix tests/hardhat --no-audit --no-fund --loglevel=error
+
+# TronWeb for the golden vectors of the TRON client (chains/tron/tests), pinned by tests/tronweb.
+tronweb:
+	[ -f tests/tronweb/node_modules/tronweb/package.json ] || npm ci --prefix tests/tronweb --no-audit --no-fund --loglevel=error

@@ -10,6 +10,7 @@ from django.conf import settings
 
 from tests.hardhat_node import hardhat_available
 from tests.nodes import LITECOIND
+from tests.tronweb_vectors import tronweb_available
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -25,6 +26,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             )
         if "hardhat" in item.keywords and not hardhat_available():
             item.add_marker(pytest.mark.skip(reason="needs hardhat: npm ci --prefix tests/hardhat"))
+        if "tronweb" in item.keywords and not tronweb_available():
+            item.add_marker(pytest.mark.skip(reason="needs TronWeb: npm ci --prefix tests/tronweb"))
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

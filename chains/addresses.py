@@ -55,7 +55,6 @@ from bip_utils import (
     P2PKHAddrDecoder,
     P2SHAddrDecoder,
     SegwitBech32Decoder,
-    TrxAddrDecoder,
 )
 from bip_utils.base58 import Base58ChecksumError
 from bip_utils.bech32 import Bech32ChecksumError
@@ -63,6 +62,7 @@ from pytoniq_core import Address as TonAddress
 from pytoniq_core.boc.address import AddressError as TonAddressError
 
 from chains.nodes import network
+from chains.tron import address as tron_address
 from core.assets import get_asset
 
 MAX_LENGTH = 128  # longest real form is a 74-character bech32; base58 decoding is quadratic in length
@@ -209,8 +209,7 @@ def _evm(address: str) -> str:
 
 
 def _tron(address: str) -> str:
-    TrxAddrDecoder.DecodeAddr(address)  # base58check, 0x41 prefix, 20-byte body
-    return address
+    return tron_address.validate(address)  # base58check of 0x41 + 20 bytes (chains.tron.address)
 
 
 # --- TON ----------------------------------------------------------------------------------------------

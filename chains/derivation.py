@@ -63,7 +63,6 @@ from bip_utils import (
     NearAddrEncoder,
     P2WPKHAddrEncoder,
     SolAddrEncoder,
-    TrxAddrEncoder,
 )
 from bip_utils.base58 import Base58ChecksumError, Base58Decoder
 from bip_utils.bip.bip32 import Bip32Base
@@ -73,6 +72,7 @@ from pytoniq_core import Address
 from pytoniq_core.crypto.crc import crc16
 
 from chains.nodes import network
+from chains.tron import address as tron_address
 from core.assets import get_asset
 
 logger = logging.getLogger(__name__)
@@ -112,7 +112,7 @@ def _evm(key: Bip32PublicKey) -> str:
 
 
 def _tron(key: Bip32PublicKey) -> str:
-    return TrxAddrEncoder.EncodeKey(key.KeyObject())
+    return tron_address.from_public_key(key.RawUncompressed().ToBytes())
 
 
 def _ed25519_bytes(key: Bip32PublicKey) -> bytes:
