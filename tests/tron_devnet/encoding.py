@@ -309,7 +309,9 @@ def raw_from_json(body: dict[str, Any]) -> dict[str, Any]:
         raise DecodeError(f"contract type {kind} is not served here")
     parameter = contract["parameter"]
     value = _from_json(parameter["value"], kind)
-    raw["contract"] = [{"type": kind, "parameter": {"type_url": parameter["type_url"], "value": encode(value, kind)}}]
+    raw["contract"] = [
+        {"type": kind, "parameter": {"type_url": parameter["type_url"], "value": encode(value, kind)}}
+    ]
     return raw
 
 
@@ -317,7 +319,9 @@ def txid(raw_bytes: bytes) -> str:
     return hashlib.sha256(raw_bytes).hexdigest()
 
 
-def transaction_json(raw_bytes: bytes, *, visible: bool, signatures: list[str] | None = None) -> dict[str, Any]:
+def transaction_json(
+    raw_bytes: bytes, *, visible: bool, signatures: list[str] | None = None
+) -> dict[str, Any]:
     """A transaction as java-tron answers it (createtransaction, gettransactionbyid without `ret`)."""
     tx: dict[str, Any] = {"visible": visible, "txID": txid(raw_bytes)}
     tx["raw_data"] = raw_to_json(raw_decode(raw_bytes), visible=visible)

@@ -66,7 +66,9 @@ class Evm:
         """Run a call and throw its effects away (triggerconstantcontract)."""
         return self._run(sender, to, data, energy_limit, keep=False)
 
-    def _run(self, sender: bytes, to: bytes | None, data: bytes, energy_limit: int, *, keep: bool) -> Execution:
+    def _run(
+        self, sender: bytes, to: bytes | None, data: bytes, energy_limit: int, *, keep: bool
+    ) -> Execution:
         transaction, intrinsic = self._transaction(sender, to, data, energy_limit)
         if transaction.gas < intrinsic:
             return Execution(False, False, True, 0, b"", error="no energy")
@@ -81,7 +83,9 @@ class Evm:
             out_of_energy=not success and not reverted,
             energy_used=computation.get_gas_used(),
             output=bytes(computation.output),
-            logs=[(bytes(a), list(t), bytes(d)) for a, t, d in computation.get_log_entries()] if success else [],
+            logs=[(bytes(a), list(t), bytes(d)) for a, t, d in computation.get_log_entries()]
+            if success
+            else [],
             created=bytes(computation.msg.storage_address) if success and to is None else None,
             error=error,
         )

@@ -10,7 +10,7 @@ from typing import Any
 import coincurve
 from eth_utils import keccak
 
-from tests.tron_devnet.encoding import PREFIX, b58check_encode
+from tests.tron_devnet.encoding import PREFIX, address_bytes, b58check_encode
 
 
 def address_of(public_key: coincurve.PublicKey) -> bytes:
@@ -45,6 +45,11 @@ class Key:
     def from_seed(cls, seed: str) -> Key:
         """A deterministic key for a named devnet account (never for real money)."""
         return cls(hashlib.sha256(f"kassa tron devnet: {seed}".encode()).digest())
+
+    @staticmethod
+    def abi_address(address: str) -> str:
+        """An address as one ABI word in hex (the 20 bytes after 0x41), for `parameter` of a contract call."""
+        return address_bytes(address)[1:].rjust(32, b"\0").hex()
 
     def sign_txid(self, txid: bytes) -> bytes:
         return self._key.sign_recoverable(txid, hasher=None)
