@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 LOCK := requirements/lock.txt
 UV_VERSION := 0.13.8
 
-.PHONY: install lock audit run test lint bench clean hardhat
+.PHONY: install lock audit run test lint bench clean hardhat tron-devnet
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,3 +52,8 @@ clean:
 # hardhat@2 for the EVM smoke tests against a real node (tests/hardhat_node.py), pinned by tests/hardhat.
 hardhat:
 	[ -x tests/hardhat/node_modules/.bin/hardhat ] || npm ci --prefix tests/hardhat --no-audit --no-fund --loglevel=error
+
+# The TRON devnet of the tests (tests/tron_devnet: java-tron's HTTP API over an in-process EVM) on :8090,
+# for trying a client by hand; it prints its accounts, keys and token, and serves until interrupted.
+tron-devnet: install
+	$(BIN)/python -m tests.tron_devnet --port 8090
