@@ -56,7 +56,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         visible = str(fields.get("visible", "false")).lower() == "true"
         fields["_solidity"] = name.startswith("walletsolidity/")
-        self._call(lambda: handler(devnet, fields, visible), control=name.startswith("devnet/"))
+        self._call(lambda: _locked(devnet, handler, fields, visible), control=name.startswith("devnet/"))
 
     def _call(self, run: Any, *, control: bool = False) -> None:
         try:
@@ -78,6 +78,12 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+
+def _locked(devnet: Devnet, handler: api.Handler, fields: dict[str, Any], visible: bool) -> Any:
+    # One request at a time sees and changes the chain: a read never meets half a block.
+    with devnet.lock:
+        return handler(devnet, fields, visible)
 
 
 class DevnetServer(ThreadingHTTPServer):
@@ -106,7 +112,7 @@ class Running:
 def start(host: str = "127.0.0.1", port: int = 0, *, verbose: bool = False) -> Running:
     """A fresh devnet (genesis) on `port` (0: a free one), served from a daemon thread."""
     server = DevnetServer(Devnet(), host, port, verbose=verbose)
-    thread = threading.Thread(target=server.serve_forever, name="tron-devnet", daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), name="tron-devnet", daemon=True)
     thread.start()
     bound_host, bound_port = server.server_address[:2]
     return Running(f"http://{bound_host}:{bound_port}", server.devnet, server, thread)
