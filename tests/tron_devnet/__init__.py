@@ -9,7 +9,8 @@ blocks (TAPOS_ERROR); expiration after the head block's time and at most 24 h ah
 (TRANSACTION_EXPIRATION_ERROR); duplicates (DUP_TRANSACTION_ERROR); bandwidth, the free 600 bytes, burning,
 BANDWITH_ERROR; the activation fee; energy from stake, delegation or burnt TRX capped by fee_limit, with
 OUT_OF_ENERGY and REVERT transactions included in blocks and paying their fees; the solidified height
-(head - 19) behind `walletsolidity/`; forks of unsolidified blocks.
+(head - 19) behind `walletsolidity/`; forks of unsolidified blocks (`POST /devnet/fork`: their transactions
+and the pending ones are dropped, not re-included; a client may broadcast them again).
 
 What it is NOT:
 - not the real TVM: contracts run in py-evm (a recent EVM, gas price 0); energy is the EVM's execution gas

@@ -102,8 +102,7 @@ def transaction_by_id(devnet: Devnet, fields: dict[str, Any], visible: bool) -> 
     record = _included(devnet, fields)
     if record is None:
         return {}
-    tx = shapes.transaction(record, visible=visible, in_block=False)
-    return tx
+    return shapes.transaction(record, visible=visible, in_block=False)
 
 
 @route("wallet/gettransactioninfobyid", "walletsolidity/gettransactioninfobyid")
@@ -222,8 +221,7 @@ def get_account(devnet: Devnet, fields: dict[str, Any], visible: bool) -> Any:
     address = address_bytes(fields["address"])
     with devnet.lock:
         account = devnet.ledger.get(address)
-        now = devnet.head.timestamp
-        return {} if account is None else shapes.account(address, account, now, visible=visible)
+        return {} if account is None else shapes.account(address, account, visible=visible)
 
 
 @route("wallet/getaccountresource")
@@ -245,7 +243,10 @@ def trc20_history(devnet: Devnet, address: str, query: dict[str, Any]) -> Any:
     """TronGrid's GET v1/accounts/{address}/transactions/trc20 over the devnet's blocks (no fingerprint
     paging: `limit` newest, or oldest with order_by=block_timestamp,asc)."""
     who = address_bytes(address)[1:]
-    flag = lambda name: str(query.get(name, "false")).lower() == "true"  # noqa: E731
+
+    def flag(name: str) -> bool:
+        return str(query.get(name, "false")).lower() == "true"
+
     contract = address_bytes(query["contract_address"]) if "contract_address" in query else devnet.token
     limit = min(int(query.get("limit", 20)), 200)
     found: list[dict[str, Any]] = []

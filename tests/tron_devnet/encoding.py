@@ -156,9 +156,7 @@ def encode(message: dict[str, Any], schema: str) -> bytes:
     out = bytearray()
     for name, (number, kind) in sorted(SCHEMAS[schema].items(), key=lambda item: item[1][0]):
         value = message.get(name)
-        if value in (None, 0, b"", "", [], False) and kind != "msg:Any":
-            continue
-        if value is None:
+        if value in (None, 0, b"", "", [], False):  # proto3 writes no default value
             continue
         values = value if kind.startswith("repeated ") else [value]
         kind = kind.removeprefix("repeated ")

@@ -84,7 +84,7 @@ def info(record: Record, *, visible: bool) -> dict[str, Any]:
     return out
 
 
-def account(address: bytes, acc: Account, now: int, *, visible: bool) -> dict[str, Any]:
+def account(address: bytes, acc: Account, *, visible: bool) -> dict[str, Any]:
     frozen = [
         _nonzero(amount=acc.frozen["BANDWIDTH"]),
         _nonzero(type="ENERGY", amount=acc.frozen["ENERGY"]),
