@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 LOCK := requirements/lock.txt
 UV_VERSION := 0.13.8
 
-.PHONY: install lock audit run test lint bench clean hardhat tronweb
+.PHONY: install lock audit run test lint bench clean hardhat tronweb tron-devnet
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -56,3 +56,8 @@ hardhat:
 # TronWeb for the golden vectors of the TRON client (chains/tron/tests), pinned by tests/tronweb.
 tronweb:
 	[ -f tests/tronweb/node_modules/tronweb/package.json ] || npm ci --prefix tests/tronweb --no-audit --no-fund --loglevel=error
+
+# The TRON devnet of the tests (tests/tron_devnet: java-tron's HTTP API over an in-process EVM) on :8090,
+# for trying a client by hand; it prints its accounts, keys and token, and serves until interrupted.
+tron-devnet: install
+	$(BIN)/python -m tests.tron_devnet --port 8090
