@@ -6,6 +6,7 @@ seed's addresses, and the devnet mines what it signed."""
 from __future__ import annotations
 
 import json
+import threading
 import time
 from dataclasses import replace
 from decimal import Decimal
@@ -15,6 +16,7 @@ from bip_utils import Bip32Secp256k1, Bip39MnemonicGenerator, Bip39SeedGenerator
 
 from chains.base import PayoutRefused, UnsignedTx
 from chains.derivation import DEVELOPMENT_MNEMONIC, derive_address, derive_internal_address
+from chains.evm.signer import serve
 from chains.signers import SeedMismatch, SeedSigner
 from chains.tron import address
 from chains.tron.policy import SignRefused, TronRules, signing_request
@@ -29,7 +31,7 @@ from chains.tron.proto import (
     UnDelegateResourceContract,
     encode_raw,
 )
-from chains.tron.signer import TronJournal, TronSigner
+from chains.tron.signer import TronJournal, TronSigner, TronSocketSigner
 from chains.tron.transaction import Transaction, recover_signer, single, tapos, trc20_transfer_data
 from tests.chain import fund
 from tests.factories import CompanyFactory
@@ -339,6 +341,32 @@ def test_the_seed_signer_sends_a_tron_request_to_the_tron_signer():
         seed.sign(UnsignedTx(code="doge", payload="{}", payments=(), fee=Decimal(0)))
 
 
+def test_the_signer_process_signs_tron_over_its_socket_as_in_process(tmp_path):
+    seed = SeedSigner(DEVELOPMENT_MNEMONIC)
+    seed.signers["tron"] = signer()
+    topup = request("trx", "topup", raw(TransferContract(HOT, deposit(1), TRX)), index=1)
+    foreign = request("trx", "topup", raw(TransferContract(HOT, ATTACKER, TRX)), index=1)
+    path, started, servers = str(tmp_path / "signer.sock"), threading.Event(), []
+
+    def ready(server):
+        servers.append(server)
+        started.set()
+
+    thread = threading.Thread(target=serve, args=(seed, path), kwargs={"ready": ready})
+    thread.start()
+    try:
+        assert started.wait(10)
+        remote = TronSocketSigner(path)
+        assert remote.sign(topup) == signer().sign(topup)  # deterministic: the same bytes
+        with pytest.raises(SignRefused, match="not a top-up from the hot address") as refused:
+            remote.sign(foreign)
+    finally:
+        if servers:
+            servers[0].shutdown()
+        thread.join(10)
+    assert refused.value.refused_by == "The TRON signer"
+
+
 def test_a_configured_tron_key_of_another_seed_stops_the_signer_process(settings):
     other = Bip39SeedGenerator(str(Bip39MnemonicGenerator().FromWordsNumber(12))).Generate()
     foreign = Bip32Secp256k1.FromSeedAndPath(other, "m/44'/195'/0'").PublicKey().ToExtended()
@@ -348,3 +376,78 @@ def test_a_configured_tron_key_of_another_seed_stops_the_signer_process(settings
         SeedSigner(DEVELOPMENT_MNEMONIC)
     settings.CHAIN_XPUBS = {}
     assert set(SeedSigner(DEVELOPMENT_MNEMONIC).signers) == {"evm", "tron"}
+
+
+# --- on the devnet: what the signer signed is mined -----------------------------------------------------
+
+
+def devnet_raw(devnet, message: ContractMessage, *, fee_limit: int = 0) -> RawData:
+    """`message` referring to the devnet's head block, expiring a minute from now (the devnet's clock is
+    brought to ours first: the signer refuses by its own clock)."""
+    head = devnet.post("wallet/getnowblock")
+    behind = now_ms() - head["block_header"]["raw_data"]["timestamp"]
+    if behind > 0:
+        head = devnet.post("wallet/getblockbynum", {"num": devnet.mine(skip_seconds=behind // 1000)["head"]})
+    reference = tapos(head["block_header"]["raw_data"]["number"], head["blockID"])
+    return single(
+        message, ref_block=reference, expiration=now_ms() + 60_000, fee_limit=fee_limit, timestamp=now_ms()
+    )
+
+
+def mined(devnet, signed) -> str:
+    """Broadcast the stored form of `signed` and mine it: its contract's result."""
+    answer = devnet.send(json.loads(signed.raw))
+    assert answer["result"] is True, answer
+    devnet.mine()
+    return str(devnet.post("wallet/gettransactionbyid", {"value": signed.txid})["ret"][0]["contractRet"])
+
+
+def test_a_signed_token_payout_is_mined_on_the_devnet(tron_devnet, db):  # noqa: F811
+    token = address.to_base58(tron_devnet.token)
+    bob = tron_devnet.accounts["bob"].address
+    tron_devnet.fund(HOT, sun=100 * TRX, token=50 * TRX)
+    tron_devnet.mine()
+    company = CompanyFactory()
+    fund(company, "trc20usdt", "100")
+    [accepted] = withdrawal_request(
+        company=company, items=[WithdrawalItem(asset="trc20usdt", amount=Decimal("12.5"), to=bob, tag="")]
+    )
+    before = tron_devnet.token_balance(bob)
+    message = token_transfer(HOT, bob, Decimal("12.5"), token=token)
+    unsigned = request(
+        "trc20usdt", "payout", devnet_raw(tron_devnet, message, fee_limit=30 * TRX), ref=accepted.reference
+    )
+
+    signed = signer(token=token).sign(unsigned)
+
+    assert mined(tron_devnet, signed) == "SUCCESS"
+    assert tron_devnet.info_by_id(signed.txid)["receipt"]["result"] == "SUCCESS"
+    assert tron_devnet.token_balance(bob) - before == 12_500_000
+
+
+def test_a_top_up_delegation_sweep_and_undelegation_are_mined_on_the_devnet(tron_devnet):  # noqa: F811
+    token = address.to_base58(tron_devnet.token)
+    signing = signer(token=token)
+    tron_devnet.fund(HOT, sun=10_000 * TRX)
+    tron_devnet.fund(deposit(3), token=7 * TRX)
+    tron_devnet.mine()
+    tron_devnet.stake(HOT, 5_000 * TRX)
+
+    def sign(purpose: str, message: ContractMessage, fee_limit: int = 0):
+        raw_data = devnet_raw(tron_devnet, message, fee_limit=fee_limit)
+        return signing.sign(request("trc20usdt", purpose, raw_data, index=3))
+
+    topup = sign("topup", TransferContract(HOT, deposit(3), 2 * TRX))  # activates the address too
+    assert mined(tron_devnet, topup) == "SUCCESS"
+    delegation = sign("delegate", DelegateResourceContract(HOT, Resource.ENERGY, 5_000 * TRX, deposit(3)))
+    assert mined(tron_devnet, delegation) == "SUCCESS"
+    # fee_limit caps the energy used, delegated or not: 10 TRX (~24k energy) runs OUT_OF_ENERGY here.
+    sweep = sign("sweep", token_transfer(deposit(3), HOT, Decimal(7), token=token), fee_limit=50 * TRX)
+    assert mined(tron_devnet, sweep) == "SUCCESS"
+    back = sign("undelegate", UnDelegateResourceContract(HOT, Resource.ENERGY, 5_000 * TRX, deposit(3)))
+    assert mined(tron_devnet, back) == "SUCCESS"
+
+    receipt = tron_devnet.info_by_id(sweep.txid)["receipt"]
+    assert receipt["result"] == "SUCCESS" and "energy_fee" not in receipt  # the delegated energy paid
+    assert sweep.sender == deposit(3) and topup.sender == delegation.sender == back.sender == HOT
+    assert tron_devnet.token_balance(deposit(3)) == 0 and tron_devnet.token_balance(HOT) == 7 * TRX
