@@ -162,6 +162,7 @@ class TronSigner:
         *,
         rules: Callable[[str], TronRules] = configured_rules,
         gone: NeverMined = never_mined,
+        clock: Callable[[], int] = lambda: int(time.time() * 1000),
     ) -> None:
         self._account = Bip32Secp256k1.FromSeedAndPath(Bip39SeedGenerator(mnemonic).Generate(), ACCOUNT_PATH)
         self._keys: dict[tuple[int, int], bytes] = {}
@@ -169,6 +170,7 @@ class TronSigner:
         self.journal = journal or TronJournal()
         self.rules = rules
         self.gone = gone
+        self.clock = clock  # ms since the epoch: what expirations are checked against
 
     def address(self, chain: int, index: int) -> str:
         """The T... address of m/44'/195'/0'/<chain>/<index>."""
@@ -193,10 +195,11 @@ class TronSigner:
         rules = self.rules(tx.code)
         if rules.code != tx.code:
             raise SignRefused(f"the rules of {rules.code} are not those of {tx.code}")
-        approved = check(tx.code, tx.payload, rules, self.address)
+        now = self.clock()
+        approved = check(tx.code, tx.payload, rules, self.address, now_ms=now)
         key = self._key(approved.chain, approved.index)
         with self.journal.lock:
-            self.journal.admit(approved, self.gone)
+            self.journal.admit(approved, self.gone, now_ms=now)
             signature = sign(approved.raw_bytes, key)
             self.journal.record(approved)
         signed = Transaction(approved.raw, approved.raw_bytes, (signature,))

@@ -190,21 +190,25 @@ def test_a_withdrawal_is_signed_as_one_transaction_until_that_one_expired_unmine
     journal = str(tmp_path / "journal.sqlite3")
     first = payout(withdrawal, token_transfer(HOT, PAYEE, Decimal("12.5")))
     other = payout(withdrawal, token_transfer(HOT, PAYEE, Decimal("12.5")), expires_in=90_000)
-    known = TronSigner(
-        DEVELOPMENT_MNEMONIC, TronJournal(journal), rules=rules().__getitem__, gone=lambda c, t: False
-    )
+    later = payout(withdrawal, token_transfer(HOT, PAYEE, Decimal("12.5")), expires_in=3 * 3600_000)
+
+    def two_hours_on(gone: bool) -> TronSigner:
+        return TronSigner(
+            DEVELOPMENT_MNEMONIC,
+            TronJournal(journal),
+            rules=rules().__getitem__,
+            gone=lambda code, txid: gone,
+            clock=lambda: now_ms() + 2 * 3600_000,
+        )
 
     signed = signer(TronJournal(journal)).sign(first)
 
     assert signer(TronJournal(journal)).sign(first) == signed  # the same bytes: the same signature
     with pytest.raises(SignRefused, match="may be mined until it expires"):
-        signer(TronJournal(journal)).sign(other)
-    later = payout(withdrawal, token_transfer(HOT, PAYEE, Decimal("12.5")), expires_in=3600_000)
-    time_travel = TronJournal(journal)
-    time_travel._db.execute("UPDATE tron_signed SET expiration = expiration - 7200000")
+        signer(TronJournal(journal)).sign(other)  # a restarted signer: the journal is its file
     with pytest.raises(SignRefused, match="which the node knows"):
-        known.sign(later)
-    assert signer(TronJournal(journal)).sign(later).txid != signed.txid  # expired, never mined
+        two_hours_on(gone=False).sign(later)
+    assert two_hours_on(gone=True).sign(later).txid != signed.txid  # expired and never mined
 
 
 def test_payouts_beyond_the_daily_limit_are_refused(withdrawal):
