@@ -126,6 +126,8 @@ def signing_request(
 def check(code: str, payload: str, rules: TronRules, own: Own, *, now_ms: int | None = None) -> Approved:
     """Approve a signing request or raise SignRefused with the reason; `own` derives the signer's
     addresses from its seed, `rules` are the code's limits."""
+    if rules.code != code:
+        raise SignRefused(f"the rules of {rules.code} are not those of {code}")
     try:
         request = json.loads(payload)
     except (TypeError, ValueError):

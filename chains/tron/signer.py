@@ -192,11 +192,8 @@ class TronSigner:
         )
 
     def sign(self, tx: UnsignedTx) -> SignedTx:
-        rules = self.rules(tx.code)
-        if rules.code != tx.code:
-            raise SignRefused(f"the rules of {rules.code} are not those of {tx.code}")
         now = self.clock()
-        approved = check(tx.code, tx.payload, rules, self.address, now_ms=now)
+        approved = check(tx.code, tx.payload, self.rules(tx.code), self.address, now_ms=now)
         key = self._key(approved.chain, approved.index)
         with self.journal.lock:
             self.journal.admit(approved, self.gone, now_ms=now)
