@@ -39,7 +39,7 @@ from eth_account import Account
 from web3 import Web3
 from web3.exceptions import TransactionNotFound
 
-from chains.base import PayoutHeld, SignedTx, UnsignedTx
+from chains.base import PayoutHeld, PayoutRefused, SignedTx, Signer, UnsignedTx
 from chains.derivation import DEVELOPMENT_MNEMONIC, derive_address, derive_internal_address
 from chains.evm.config import evm_config
 from chains.evm.node import coin
@@ -277,6 +277,11 @@ class SocketSigner:
         return dict(json.loads(data))
 
 
+def seed_signer(mnemonic: str, journal: str = ":memory:") -> LocalSigner:
+    """The signer process's EVM signer of `mnemonic`, its journal at `journal` (chains.signers)."""
+    return LocalSigner(mnemonic, SignerJournal(journal))
+
+
 @cache
 def get_signer() -> LocalSigner | SocketSigner:
     where = str(settings.EVM_SIGNER or "")
@@ -290,7 +295,7 @@ def get_signer() -> LocalSigner | SocketSigner:
 # --- the signer process ------------------------------------------------------------------------------
 
 
-def answer(signer: LocalSigner, line: bytes) -> dict[str, Any]:
+def answer(signer: Signer, line: bytes) -> dict[str, Any]:
     """One request in, one answer out; never raises (a bad request is an error answer)."""
     close_old_connections()
     try:
@@ -301,7 +306,7 @@ def answer(signer: LocalSigner, line: bytes) -> dict[str, Any]:
         return {"error": "a request is one JSON object with code and payload"}
     try:
         signed = signer.sign(UnsignedTx(code=code, payload=payload, payments=(), fee=fee))
-    except SignRefused as exc:
+    except PayoutRefused as exc:  # any family's signer refuses with the reason (chains.signers)
         logger.warning("signer: refused a %s request: %s", code, exc)
         return {"error": str(exc)}
     except Exception:
@@ -318,7 +323,7 @@ def answer(signer: LocalSigner, line: bytes) -> dict[str, Any]:
     }
 
 
-def serve(signer: LocalSigner, path: str, *, ready: Any = None, deadline: float = READ_DEADLINE) -> None:
+def serve(signer: Signer, path: str, *, ready: Any = None, deadline: float = READ_DEADLINE) -> None:
     """Answer on the Unix socket at `path` (mode 0660: the signer's user and the workers' group) until
     interrupted. Each connection is served in its own thread and must send its request line within
     `deadline` seconds, else it is closed unanswered: an idle or slow client never holds up another's

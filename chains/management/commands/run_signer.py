@@ -4,14 +4,15 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from chains.evm.signer import LocalSigner, SignerJournal, serve, unseal
+from chains.evm.signer import serve, unseal
+from chains.signers import SeedMismatch, SeedSigner
 
 
 class Command(BaseCommand):
     help = (
-        "The EVM signer process: opens the sealed seed (--seed-file, passphrase from "
-        "KASSA_SIGNER_PASSPHRASE), checks it is the seed behind CHAIN_XPUBS['evm'], and signs only what the "
-        "database's stored plans allow, on a Unix socket (--socket)."
+        "The signer process: opens the sealed seed (--seed-file, passphrase from KASSA_SIGNER_PASSPHRASE), "
+        "checks it is the seed behind CHAIN_XPUBS['evm'] and ['tron'], and signs only what the database's "
+        "stored plans allow, on a Unix socket (--socket)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -31,16 +32,14 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         seed_file = Path(options["seed_file"])
         journal = options["journal"] or str(seed_file.with_name("signer-journal.sqlite3"))
-        signer = LocalSigner(mnemonic, SignerJournal(journal))
-        del mnemonic
-        if not signer.matches_configuration():
-            raise CommandError(
-                "this seed is not the one behind CHAIN_XPUBS['evm']: its addresses differ from the deposit "
-                "and hot addresses Kassa hands out, so it could not sweep or pay them"
-            )
-        self.stdout.write(
-            f"signer ready: hot address {signer.address(1, 0)}, socket {options['socket']}, journal {journal}"
-        )
+        try:
+            signer = SeedSigner(mnemonic, journal)
+        except SeedMismatch as exc:
+            raise CommandError(str(exc)) from exc
+        finally:
+            del mnemonic
+        hot = ", ".join(f"{family} {address}" for family, address in signer.hot_addresses().items())
+        self.stdout.write(f"signer ready: hot addresses {hot}, socket {options['socket']}, journal {journal}")
         self.stdout.flush()
         try:
             serve(signer, options["socket"])

@@ -1,0 +1,63 @@
+"""The signer process's one seed, signing for every asset family that has a signer: the one place they are
+listed (`SEED_SIGNERS`, family -> the function opening that family's signer of a seed with its journal).
+
+A request goes to the signer of its code's family. A family whose key is configured in CHAIN_XPUBS must
+be the seed's (else the process refuses to start: it could not pay or sweep the addresses Kassa hands
+out); a family left on the development key is served only by the development seed; a seed that serves no
+family at all is refused.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils.module_loading import import_string
+
+from chains.base import PayoutRefused, SignedTx, UnsignedTx
+from chains.derivation import uses_development_key
+from core.assets import get_asset
+from core.errors import UnsupportedAsset
+
+SEED_SIGNERS = {
+    "evm": "chains.evm.signer.seed_signer",
+    "tron": "chains.tron.signer.seed_signer",
+}
+
+
+class SeedMismatch(ValueError):
+    """The seed is not the one behind the configured keys."""
+
+
+class SeedSigner:
+    """Every family's signer of one seed (`signers`: family -> its signer), journals at `journal`."""
+
+    def __init__(self, mnemonic: str, journal: str = ":memory:") -> None:
+        self.signers: dict[str, Any] = {}
+        wrong, unserved = [], []
+        for family, path in SEED_SIGNERS.items():
+            signer = import_string(path)(mnemonic, journal)
+            if signer.matches_configuration():
+                self.signers[family] = signer
+            elif uses_development_key(family):
+                unserved.append(family)
+            else:
+                wrong.append(family)
+        if wrong or not self.signers:
+            named = " nor ".join(f"CHAIN_XPUBS[{family!r}]" for family in wrong or unserved)
+            raise SeedMismatch(
+                f"this seed is not the one behind {named}: its addresses differ from the deposit and hot "
+                "addresses Kassa hands out, so it could not sweep or pay them"
+            )
+
+    def hot_addresses(self) -> dict[str, str]:
+        return {family: signer.address(1, 0) for family, signer in self.signers.items()}
+
+    def sign(self, tx: UnsignedTx) -> SignedTx:
+        try:
+            family = get_asset(tx.code).family
+        except UnsupportedAsset:
+            raise PayoutRefused(f"{tx.code!r} is not a payment code") from None
+        signer = self.signers.get(family)
+        if signer is None:
+            raise PayoutRefused(f"this signer signs no {family} transaction (its seed is not that key's)")
+        return signer.sign(tx)  # type: ignore[no-any-return]
