@@ -209,6 +209,9 @@ class TronScanner:
         if tx is None:
             return _state_of(key, PENDING)
         if config.contract is None:
+            if tx.unreadable:
+                _alert_unreadable(config.code, tx)
+                return _state_of(key, PENDING)  # open until a person has looked, never dropped unread
             contract = tx.transaction.contract if tx.transaction else None
             if not isinstance(contract, TransferContract) or key.output_index != 0:
                 return _state_of(key, DROPPED)  # not the transfer it was: the chain holds another

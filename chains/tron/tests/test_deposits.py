@@ -14,7 +14,9 @@ import pytest
 
 from alerts.models import Alert
 from chains.backend import get_backend
+from chains.base import TxStatus
 from chains.models import ChainCursor
+from chains.tasks import chain_settled_watch_all
 from chains.tron.node import TronNode
 from chains.tron.tests.deposits_only import PATH
 from invoices.models import Invoice
@@ -75,6 +77,7 @@ def test_an_invoice_paid_by_a_signed_transfer_is_processing_at_sight_and_done_on
     assert credited > 0
     chain.scan(3)
     assert _available(invoice.company, code) == credited
+    assert _statuses("invoice", str(invoice.pk))[-2:] == ["processing", "done"]  # each once, in order
     assert _statuses("invoice", str(invoice.pk)).count("done") == 1
     assert ledger_verify() == []
 
@@ -105,7 +108,9 @@ def test_a_static_address_is_credited_once_whatever_is_scanned_again(chain):
     row.save()
     chain.scan()
 
+    chain_settled_watch_all()  # the credited deposit's block is still the chain's: nothing to say
     assert Deposit.objects.filter(txid=txid).count() == 1
+    assert not Alert.objects.exists()
     assert _available(static.company, "trc20usdt") == Decimal("12.345678")
     assert _statuses("deposit", str(Deposit.objects.get(txid=txid).pk)) == ["processing", "done"]
     assert ledger_verify() == []
@@ -203,3 +208,53 @@ def test_a_transaction_the_client_cannot_read_raises_an_alert(chain, monkeypatch
     alert = Alert.objects.get(kind="tron_unreadable")
     assert txid in alert.key and "field 99" in alert.message
     assert not Deposit.objects.exists()  # never taken for a payment it cannot read, nor passed over
+
+
+def test_an_invoice_made_and_read_over_http_is_paid_on_the_chain(chain, api, anon):
+    created = api.post(
+        "/api/invoices/v1/regular",
+        {"invoiceCurrency": "usd", "items": [{"name": "Coffee", "price": "25"}]},
+        format="json",
+    ).json()
+    url = f"/api/invoices/v1/regular/{created['id']}"
+    filled = anon.post(
+        f"{url}/proceed", {"clientEmail": "client@example.com", "paymentCurrency": "trc20usdt"}, format="json"
+    ).json()
+    assert filled["sandbox"] is False and filled["address"]["asset"] == "trc20usdt"
+    txid = chain.pay_token(filled["address"]["address"], filled["paymentDetails"]["amount"])
+
+    chain.scan(1)
+    seen = anon.get(url).json()
+    chain.scan(SOLID)
+    done = anon.get(url).json()
+
+    assert seen["status"] == "processing"
+    assert done["status"] == "done"
+    assert Decimal(done["paymentDetails"]["paidAmount"]) == Decimal(filled["paymentDetails"]["amount"])
+    [paid] = done["invoiceTransactions"]
+    assert (paid["txHash"], paid["status"], paid["from"]) == (
+        txid,
+        "confirmed",
+        "trc20usdt",
+    )  # private: the txid
+
+
+def test_the_backend_answers_for_blocks_and_transactions_as_the_node_sees_them(chain):
+    backend = get_backend("trx")
+    bob = chain.devnet.accounts["bob"]
+    chain.devnet.blacklist(bob.address)
+    paid = chain.pay(chain.devnet.accounts["carol"].address, "1")
+    reverted = chain.pay_token(chain.devnet.accounts["carol"].address, "1", key=bob)
+    head = chain.mine(1)
+
+    status = backend.deposit_status("trx", paid)
+
+    assert backend.tip("trx").height == head
+    assert status.known and status.confirmations == 1 and not status.failed
+    assert status.block is not None and status.block.height == head
+    assert backend.in_best_chain("trx", status.block)
+    assert backend.deposit_status("trc20usdt", reverted).failed
+    chain.fork(1)
+    chain.mine(2)
+    assert not backend.in_best_chain("trx", status.block)  # same height, another block
+    assert backend.deposit_status("trx", paid) == TxStatus(confirmations=0, known=False)
