@@ -309,9 +309,11 @@ def _expiration(tx: NodeTransaction) -> int:
 
 
 def _alert_unreadable(code: str, tx: NodeTransaction) -> None:
+    # One open alert per contract type, counted, each transaction logged: a protocol upgrade that adds a
+    # field would make many transactions unreadable at once, and that is one thing for a person to fix.
     alert_raise(
         kind="tron_unreadable",
-        key=f"{code}:{tx.txid}",
+        key=f"{code}:{tx.contract_type}",
         message=f"TRON transaction {tx.txid} ({tx.contract_type}) could not be read ({tx.unreadable}); "
         "it may pay a deposit address: check it on an explorer",
     )

@@ -206,7 +206,7 @@ def test_a_transaction_the_client_cannot_read_raises_an_alert(chain, monkeypatch
     chain.scan(1)
 
     alert = Alert.objects.get(kind="tron_unreadable")
-    assert txid in alert.key and "field 99" in alert.message
+    assert alert.key == "trx:TransferContract" and txid in alert.message and "field 99" in alert.message
     assert not Deposit.objects.exists()  # never taken for a payment it cannot read, nor passed over
 
 
