@@ -192,12 +192,11 @@ class TronScanner:
             if block is None:
                 found.append(_state_of(key, PENDING))  # the node is between two reads: the next cycle sees
                 continue
-            found.append(self._rechecked(node, config, key, receipt, block, info))
+            found.append(self._rechecked(config, key, receipt, block, info))
         return found
 
     def _rechecked(
         self,
-        node: TronNode,
         config: TronConfig,
         key: TransferKey,
         receipt: TransactionInfo,

@@ -161,3 +161,13 @@ def _other_xpub() -> str:
     from bip_utils import Bip32Secp256k1
 
     return Bip32Secp256k1.FromSeedAndPath(bytes(range(32)), "m/44'/195'/0'").PublicKey().ToExtended()
+
+
+def test_the_node_is_asked_with_the_configured_key_and_solidity_url(settings):
+    settings.CHAIN_BACKENDS = {"trx": PATH}
+    settings.CHAIN_NODES = {"trx": {"url": URL, "api_key": "k3y", "solidity_url": "http://127.0.0.1:8091/"}}
+
+    node = get_backend("trx").node("trx")
+
+    assert (node.url, node.solidity_url) == (URL, "http://127.0.0.1:8091")
+    assert node._headers["TRON-PRO-API-KEY"] == "k3y"
