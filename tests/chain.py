@@ -8,7 +8,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from chains.models import ChainTx
 from chains.scanning import chain_scan
@@ -19,10 +19,6 @@ from payments.ledger import ledger_credit
 from payments.models import Company, LedgerEntry, SandboxTransaction
 from withdrawals.models import Withdrawal
 from withdrawals.payouts import payout_broadcast, payout_plan
-
-if TYPE_CHECKING:
-    from tests.tron_devnet.fixtures import DevnetClient
-    from tests.tron_devnet.keys import Key
 
 _funding = itertools.count(1)
 
@@ -139,7 +135,9 @@ class TronChain:
     """The TRON devnet with trx and trc20usdt configured on it (`nodes`, for CHAIN_NODES). A customer pays
     with a transfer it signs itself (alice by default); `scan` mines and runs one ingestion cycle."""
 
-    def __init__(self, devnet: DevnetClient) -> None:
+    # The devnet's client and keys are typed Any here: importing them would put the devnet's own modules
+    # (a test server, outside the type-checked tree) under every type check that reaches these helpers.
+    def __init__(self, devnet: Any) -> None:
         self.devnet = devnet
         self.customer = devnet.accounts["alice"]
 
@@ -150,13 +148,13 @@ class TronChain:
             "trc20usdt": dict(node, contract=self.devnet.token, decimals=6, **token),
         }
 
-    def pay(self, to: str, amount: Decimal | str, *, key: Key | None = None) -> str:
+    def pay(self, to: str, amount: Decimal | str, *, key: Any = None) -> str:
         """A signed TRX transfer of `amount` to `to`, broadcast (in the next block); its txid."""
         key = key or self.customer
         return self.send(key.sign(self.devnet.transfer(key, to, _units(amount))))
 
     def pay_token(
-        self, to: str, amount: Decimal | str, *, key: Key | None = None, fee_limit: int = 100 * SUN
+        self, to: str, amount: Decimal | str, *, key: Any = None, fee_limit: int = 100 * SUN
     ) -> str:
         """A signed TRC-20 transfer(to, amount) of the devnet's USDT, broadcast; its txid."""
         key = key or self.customer
