@@ -75,7 +75,8 @@ class TronScanner:
         if cursor is None:
             cursor = self.cursor_at(code, tip.height - FIRST_SCAN_BLOCKS)
         height = int(cursor.get("height", -1))
-        start = self._fork(node, cursor) + 1
+        agreed, following = self._fork(node, cursor, info)
+        start = agreed + 1
         # A fork: what was recorded above it is rechecked (one the chain no longer holds is dropped once
         # its expiration has passed; a credited one is solid and cannot be there).
         rewound = _recorded_above(codes, start - 1) if start <= height else []
@@ -86,7 +87,7 @@ class TronScanner:
         expires = dict(cursor.get("expires", {}))
         head_time = 0
         for number in range(start, min(tip.height, start + SCAN_BLOCKS - 1) + 1):
-            block = node.block(number)
+            block = following if following is not None and number == start else node.block(number)
             if block is None or (parent is not None and block.parent_id != parent):
                 break  # the node switched branches meanwhile: the next scan finds the fork
             found = self._block_transfers(node, configs, block, watched, tip, info)
@@ -107,10 +108,21 @@ class TronScanner:
             transfers=transfers, dropped=rewound, tip=tip, cursor=new_cursor, more=end < tip.height
         )
 
-    def _fork(self, node: TronNode, cursor: dict[str, Any]) -> int:
-        """The height the chain still agrees with the cursor up to."""
+    def _fork(self, node: TronNode, cursor: dict[str, Any], info: NodeInfo) -> tuple[int, Block | None]:
+        """The height the chain still agrees with the cursor up to, and the block after the cursor when it
+        was read to tell (it names the cursor's block as its parent: no fork, and no block read twice)."""
         height = int(cursor.get("height", -1))
         blocks = cursor.get("blocks") or []
+        if blocks and blocks[-1][0] == height:
+            if info.head.height == height and info.head.block_id == blocks[-1][1]:
+                return height, None
+            if info.head.height > height:
+                following = node.block(height + 1)
+                if following is not None and following.parent_id == blocks[-1][1]:
+                    return height, following
+        return self._fork_point(node, height, blocks), None
+
+    def _fork_point(self, node: TronNode, height: int, blocks: list[list[Any]]) -> int:
         for stored_height, stored_id in reversed(blocks):
             block = node.block(stored_height)
             if block is not None and block.block_id == stored_id:

@@ -258,3 +258,21 @@ def test_the_backend_answers_for_blocks_and_transactions_as_the_node_sees_them(c
     chain.mine(2)
     assert not backend.in_best_chain("trx", status.block)  # same height, another block
     assert backend.deposit_status("trx", paid) == TxStatus(confirmations=0, known=False)
+
+
+def test_a_scan_reads_each_new_block_once_and_an_idle_one_none(chain, monkeypatch):
+    reads = []
+    real = TronNode.block
+
+    def counted(self, height, *, solid=False):
+        reads.append(height)
+        return real(self, height, solid=solid)
+
+    monkeypatch.setattr(TronNode, "block", counted)
+    head = chain.mine(3)
+
+    chain.scan()
+    assert reads == [head - 2, head - 1, head]  # the first one also tells there was no fork
+    reads.clear()
+    chain.scan()
+    assert reads == []  # the head is still the cursor's block
