@@ -8,7 +8,7 @@ sandbox chain unless configured otherwise. A backend that is not complete (an ab
 refused with the methods it lacks, by the deployment checks (chains.checks), never at request time.
 
 Adding a chain: a package under chains/ whose backend subclasses `ChainBackend`, and one line in
-`BACKEND_PATHS` (chains/tron is the skeleton of the next one).
+`BACKEND_PATHS` (chains/tron is the next one, its payout side still to write).
 """
 
 from __future__ import annotations
@@ -58,6 +58,9 @@ class BackendMismatch(ImproperlyConfigured):
 
 class ChainBackend(ABC):
     """Deposits (addresses, watching, scanning, the settled watch) and payouts of the codes it serves.
+
+    Finality: a deposit is credited at its asset's `confirmations`, unless the backend reports the chain's
+    own signal on each transfer it scans or rechecks (`ChainTransfer.final`, e.g. TRON's solidified block).
 
     Payouts: plan -> sign -> store -> broadcast -> monitor (withdrawals.payouts drives it). `build` plans
     one transaction paying every payment (raises InsufficientFunds or FeeOverCap), the `Signer` signs it,

@@ -43,6 +43,9 @@ class ChainTransfer:
     from_address: str = ""
     state: str = PENDING  # PENDING, FAILED (failed on chain), FROZEN (blocked by compliance) or DROPPED
     block: BlockRef | None = None  # the block that holds it; None while in the mempool
+    # The chain's own finality signal, where it has one (TRON: its block is solidified): the deposit is
+    # credited when True and never before, whatever the count. None: final at the asset's confirmations.
+    final: bool | None = None
 
     @property
     def key(self) -> TransferKey:

@@ -124,7 +124,7 @@ def _advance(deposit: Deposit, transfer: ChainTransfer) -> None:
         if handler:
             handler.on_failed(deposit)
         return
-    reached = transfer.confirmations >= get_asset(deposit.code).confirmations
+    reached = is_final(transfer, get_asset(deposit.code).confirmations)
     height, block_hash = (transfer.block.height, transfer.block.hash) if transfer.block else (None, "")
     moved = (height, block_hash) != (deposit.block_height, deposit.block_hash)
     if transfer.confirmations == deposit.confirmations and not reached and not moved:
@@ -141,6 +141,12 @@ def _advance(deposit: Deposit, transfer: ChainTransfer) -> None:
             handler.on_confirmed(deposit)
     else:
         deposit.save(update_fields=fields)
+
+
+def is_final(transfer: ChainTransfer, confirmations: int) -> bool:
+    """The chain holds `transfer` for good: by its own signal where its backend reports one (`final`),
+    else at `confirmations` (the asset's count)."""
+    return transfer.confirmations >= confirmations if transfer.final is None else transfer.final
 
 
 _FAILED_STATES = {
@@ -269,7 +275,7 @@ def _record_many(code: str, transfers: list[ChainTransfer]) -> None:
         deposits.append(deposit)
         if transfer.state in _FAILED_STATES:
             failed.append((deposit, transfer))
-        elif transfer.confirmations >= confirmations:
+        elif is_final(transfer, confirmations):
             # Recorded confirmed at once (no second write); its handler still hears seen, then confirmed.
             deposit.status, deposit.confirmed_at = Deposit.Status.CONFIRMED, now
             reached.append(deposit)

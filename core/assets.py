@@ -87,7 +87,7 @@ _DEFAULTS: tuple[Asset, ...] = (
         min_withdrawal=Decimal("10"), network_fee=Decimal("1"),
         confirmations=20, invoice_lifetime=_LIFETIME,
         explorer_tx_url=_TRONSCAN,
-        uri_scheme="",
+        uri_scheme="", fee_coin="trx",
     ),
     Asset(
         code="usdterc20", base="usdt", network="usdterc20", family="evm",

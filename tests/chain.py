@@ -1,6 +1,7 @@
 """The one helper for moving money in tests: pay an invoice or an address on the sandbox chain, mine
 blocks, send the due payouts, fund a balance. Every test that pays or mines uses these (through the
-services, or through the sandbox API when the test is about HTTP)."""
+services, or through the sandbox API when the test is about HTTP). `TronChain` does the same on the TRON
+devnet (tests/tron_devnet) for the tron backend: signed transfers, blocks, forks, one scan."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from decimal import Decimal
 from typing import Any
 
 from chains.models import ChainTx
+from chains.scanning import chain_scan
 from chains.simulator import sandbox_deposit, sandbox_mine
 from core.assets import get_asset
 from invoices.models import Invoice
@@ -122,3 +124,63 @@ def api_pay(
 def api_mine(client: Any, count: int = 1) -> Any:
     """POST /api/sandbox/blocks: `count` blocks on every sandbox chain."""
     return client.post("/api/sandbox/blocks", {"count": count}, format="json")
+
+
+# --- on the TRON devnet ----------------------------------------------------------------------------------
+
+SUN = 10**6  # trx and the devnet's USDT both have 6 decimals
+
+
+class TronChain:
+    """The TRON devnet with trx and trc20usdt configured on it (`nodes`, for CHAIN_NODES). A customer pays
+    with a transfer it signs itself (alice by default); `scan` mines and runs one ingestion cycle."""
+
+    # The devnet's client and keys are typed Any here: importing them would put the devnet's own modules
+    # (a test server, outside the type-checked tree) under every type check that reaches these helpers.
+    def __init__(self, devnet: Any) -> None:
+        self.devnet = devnet
+        self.customer = devnet.accounts["alice"]
+
+    def nodes(self, **token: Any) -> dict[str, Any]:
+        node = {"url": self.devnet.url, "network": "private"}
+        return {
+            "trx": dict(node),
+            "trc20usdt": dict(node, contract=self.devnet.token, decimals=6, **token),
+        }
+
+    def pay(self, to: str, amount: Decimal | str, *, key: Any = None) -> str:
+        """A signed TRX transfer of `amount` to `to`, broadcast (in the next block); its txid."""
+        key = key or self.customer
+        return self.send(key.sign(self.devnet.transfer(key, to, _units(amount))))
+
+    def pay_token(
+        self, to: str, amount: Decimal | str, *, key: Any = None, fee_limit: int = 100 * SUN
+    ) -> str:
+        """A signed TRC-20 transfer(to, amount) of the devnet's USDT, broadcast; its txid."""
+        key = key or self.customer
+        return self.send(key.sign(self.devnet.token_transfer(key, to, _units(amount), fee_limit=fee_limit)))
+
+    def send(self, signed: dict[str, Any]) -> str:
+        answer = self.devnet.send(signed)
+        assert answer.get("result") is True, answer
+        return str(signed["txID"])
+
+    def mine(self, blocks: int = 1) -> int:
+        """`blocks` blocks; the head's height."""
+        return int(self.devnet.mine(blocks)["head"])
+
+    def fork(self, depth: int) -> list[str]:
+        """Drop the last `depth` (unsolidified) blocks and the pending transactions; their txids."""
+        return list(self.devnet.fork(depth)["dropped"])
+
+    def scan(self, blocks: int = 0) -> int:
+        """Mine `blocks`, then one ingestion cycle of the TRON codes (trx leads their shared cursor)."""
+        if blocks:
+            self.mine(blocks)
+        return chain_scan("trx")
+
+
+def _units(amount: Decimal | str) -> int:
+    units = Decimal(amount) * SUN
+    assert units == units.to_integral_value(), f"{amount} has more than 6 decimal places"
+    return int(units)

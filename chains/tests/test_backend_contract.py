@@ -1,6 +1,6 @@
 """The chain backend contract (chains.backend): every registered real backend implements all of it, the tron
-skeleton is registered and lacks exactly the abstract methods, and a deployment naming an incomplete
-backend is refused by the deployment checks with the methods it lacks."""
+backend is registered and lacks exactly the payout methods (its deposit side is written), and a
+deployment naming an incomplete backend is refused by the deployment checks with the methods it lacks."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from chains.backend import BACKEND_PATHS, ChainBackend, get_backend, missing_met
 from chains.checks import check_chain_backends
 
 REAL = ("sandbox", "bitcoincore", "evm")
-ABSTRACT = {
+DEPOSITS = {
     "new_deposit_address",
     "scan",
     "tip",
@@ -21,15 +21,9 @@ ABSTRACT = {
     "in_best_chain",
     "deposit_status",
     "explorer_url",
-    "quote_fee",
-    "build",
-    "signer",
-    "broadcast",
-    "tx_status",
-    "spendable",
-    "bump",
-    "child",
 }
+PAYOUTS = {"quote_fee", "build", "signer", "broadcast", "tx_status", "spendable", "bump", "child"}
+ABSTRACT = DEPOSITS | PAYOUTS
 
 
 def test_the_contract_declares_every_method_a_backend_must_implement() -> None:
@@ -45,16 +39,16 @@ def test_every_real_backend_implements_the_whole_contract(name: str) -> None:
     assert isinstance(cls(), ChainBackend)  # instantiable: no abstract method left
 
 
-def test_the_tron_skeleton_is_registered_and_lacks_exactly_the_abstract_methods() -> None:
+def test_the_tron_backend_is_registered_and_lacks_exactly_the_payout_methods() -> None:
     cls = import_string(BACKEND_PATHS["tron"])
 
     assert issubclass(cls, ChainBackend) and cls.name == "tron"
-    assert missing_methods(cls) == sorted(ABSTRACT)
+    assert missing_methods(cls) == sorted(PAYOUTS)
     with pytest.raises(TypeError):
         cls()
 
 
-def test_a_deployment_on_the_tron_skeleton_is_refused_naming_what_it_lacks(settings) -> None:
+def test_a_deployment_on_the_tron_backend_is_refused_naming_what_it_lacks(settings) -> None:
     settings.CHAIN_BACKENDS = {"trx": "tron"}
     settings.SANDBOX_ENABLED = False
 
@@ -63,7 +57,7 @@ def test_a_deployment_on_the_tron_skeleton_is_refused_naming_what_it_lacks(setti
     assert [error.id for error in errors] == ["kassa.E006"]
     message = errors[0].msg
     assert "CHAIN_BACKENDS['trx']" in message and "the tron backend is not complete yet" in message
-    assert message.endswith(f"it lacks {', '.join(sorted(ABSTRACT))}")
+    assert message.endswith(f"it lacks {', '.join(sorted(PAYOUTS))}")
     assert "CHAIN_BACKENDS" in (errors[0].hint or "")
     with pytest.raises(ImproperlyConfigured, match="the tron backend is not complete yet"):
         get_backend("trx")  # never an instance with methods missing

@@ -217,3 +217,22 @@ def test_ledger_credit_many_refuses_a_changed_replay_and_a_reference_twice():
         ledger_credit_many([Credit(company.pk, "btc", Decimal("1"), "withdrawal_hold", "w:1")])
 
     assert Account.objects.get(company=company, code="btc").available == Decimal("1")
+
+
+@pytest.mark.parametrize("path", ["batch", "one by one"])
+def test_a_backends_own_finality_decides_over_the_count(path, monkeypatch):
+    if path == "one by one":
+        _one_by_one(monkeypatch)
+    static = StaticDepositAddressFactory(network="btc")
+    address = static.deposit_address.address
+    counted = _transfer(address, "0.1", CONFIRMED)  # no signal of its own (final=None): the count decides
+    not_yet = _transfer(address, "0.2", CONFIRMED + 5, final=False)  # past the count, the chain says no
+    final_early = _transfer(address, "0.3", 1, final=True)  # below the count, the chain says final
+
+    deposits.deposits_ingest("btc", [counted, not_yet, final_early])
+
+    status = {d.amount: d.status for d in Deposit.objects.filter(address=address)}
+    assert status == {Decimal("0.1"): "confirmed", Decimal("0.2"): "seen", Decimal("0.3"): "confirmed"}
+    deposits.deposits_ingest("btc", [_transfer(address, "0.2", CONFIRMED + 6, txid=not_yet.txid, final=True)])
+    assert Deposit.objects.get(txid=not_yet.txid).status == "confirmed"
+    assert ledger_verify() == []

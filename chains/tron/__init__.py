@@ -1,1 +1,1 @@
-"""The `tron` backend (trx, trc20usdt): a skeleton, the test of the chain backend contract."""
+"""The `tron` backend (trx, trc20usdt): its thin client, configuration and deposits; payouts not yet."""
