@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
 from chains.base import PayoutRefused, SignedTx, UnsignedTx
@@ -61,3 +63,14 @@ class SeedSigner:
         if signer is None:
             raise PayoutRefused(f"this signer signs no {family} transaction (its seed is not that key's)")
         return signer.sign(tx)  # type: ignore[no-any-return]
+
+
+def signer_location() -> str | None:
+    """Where payouts are signed, from `EVM_SIGNER`: the socket path of the signer process ("unix:<path>"),
+    or None for the in-process development signer ("local"); anything else is refused."""
+    where = str(settings.EVM_SIGNER or "")
+    if where == "local":
+        return None
+    if where.startswith("unix:"):
+        return where.removeprefix("unix:")
+    raise ImproperlyConfigured('EVM_SIGNER is "unix:/path/to/signer.sock" (or "local" in development)')

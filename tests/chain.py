@@ -6,6 +6,7 @@ devnet (tests/tron_devnet) for the tron backend: signed transfers, blocks, forks
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
@@ -16,7 +17,8 @@ from chains.simulator import sandbox_deposit, sandbox_mine
 from core.assets import get_asset
 from invoices.models import Invoice
 from payments.ledger import ledger_credit
-from payments.models import Company, LedgerEntry, SandboxTransaction
+from payments.models import Account, Company, LedgerEntry, SandboxTransaction
+from webhooks.models import WebhookEvent
 from withdrawals.models import Withdrawal
 from withdrawals.payouts import payout_broadcast, payout_plan
 
@@ -184,3 +186,15 @@ def _units(amount: Decimal | str) -> int:
     units = Decimal(amount) * SUN
     assert units == units.to_integral_value(), f"{amount} has more than 6 decimal places"
     return int(units)
+
+
+def available(company: Company, code: str) -> Decimal:
+    """The company's available balance in `code` (0 without an account)."""
+    account = Account.objects.filter(company=company, code=code).first()
+    return account.available if account else Decimal(0)
+
+
+def webhook_statuses(family: str, object_id: str) -> list[str]:
+    """The `status` of each webhook event written for the object, oldest first."""
+    rows = WebhookEvent.objects.filter(family=family, object_id=object_id).order_by("created_at", "pk")
+    return [json.loads(row.body)["status"] for row in rows]

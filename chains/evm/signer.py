@@ -32,8 +32,6 @@ from typing import Any
 from bip_utils import Bip32Secp256k1, Bip39MnemonicValidator, Bip39SeedGenerator
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
-from django.conf import settings
-from django.core.exceptions import ImproperlyConfigured
 from django.db import close_old_connections, connections
 from eth_account import Account
 from web3 import Web3
@@ -44,6 +42,7 @@ from chains.derivation import DEVELOPMENT_MNEMONIC, derive_address, derive_inter
 from chains.evm.config import evm_config
 from chains.evm.node import coin
 from chains.evm.policy import Approved, SignRefused, check
+from chains.signers import signer_location
 from core.money import number_text
 
 logger = logging.getLogger(__name__)
@@ -284,12 +283,8 @@ def seed_signer(mnemonic: str, journal: str = ":memory:") -> LocalSigner:
 
 @cache
 def get_signer() -> LocalSigner | SocketSigner:
-    where = str(settings.EVM_SIGNER or "")
-    if where == "local":
-        return LocalSigner(DEVELOPMENT_MNEMONIC)
-    if where.startswith("unix:"):
-        return SocketSigner(where.removeprefix("unix:"))
-    raise ImproperlyConfigured('EVM_SIGNER is "unix:/path/to/signer.sock" (or "local" in development)')
+    path = signer_location()
+    return LocalSigner(DEVELOPMENT_MNEMONIC) if path is None else SocketSigner(path)
 
 
 # --- the signer process ------------------------------------------------------------------------------

@@ -28,12 +28,11 @@ from decimal import Decimal
 from functools import cache
 
 from bip_utils import Bip32Secp256k1, Bip39SeedGenerator
-from django.conf import settings
-from django.core.exceptions import ImproperlyConfigured
 
 from chains.base import SignedTx, UnsignedTx
 from chains.derivation import DEVELOPMENT_MNEMONIC, derive_address, derive_internal_address
 from chains.evm.signer import SocketSigner
+from chains.signers import signer_location
 from chains.tron.policy import HOT, RECEIVING, Approved, SignRefused, TronRules, check
 from chains.tron.transaction import Transaction, private_key_address, sign
 from chains.tron.units import from_units
@@ -234,9 +233,5 @@ def seed_signer(mnemonic: str, journal: str = ":memory:") -> TronSigner:
 
 @cache
 def get_signer() -> TronSigner | TronSocketSigner:
-    where = str(settings.EVM_SIGNER or "")
-    if where == "local":
-        return TronSigner(DEVELOPMENT_MNEMONIC)
-    if where.startswith("unix:"):
-        return TronSocketSigner(where.removeprefix("unix:"))
-    raise ImproperlyConfigured('EVM_SIGNER is "unix:/path/to/signer.sock" (or "local" in development)')
+    path = signer_location()
+    return TronSigner(DEVELOPMENT_MNEMONIC) if path is None else TronSocketSigner(path)

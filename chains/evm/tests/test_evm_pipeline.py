@@ -23,11 +23,10 @@ from chains.status import chain_status
 from chains.tasks import chain_settled_watch_all
 from invoices.models import Invoice
 from payments.ledger import ledger_verify
-from payments.models import Account, Deposit, QuarantinedTransfer
-from tests.chain import fund
+from payments.models import Deposit, QuarantinedTransfer
+from tests.chain import available, fund, webhook_statuses
 from tests.evm import EvmChain, eth_tester_chain
 from tests.factories import CompanyFactory, InvoiceFactory, UserFactory
-from webhooks.models import WebhookEvent
 from withdrawals import payouts
 from withdrawals.models import Withdrawal
 from withdrawals.rules import WithdrawalItem
@@ -45,16 +44,6 @@ def chain(settings, db) -> EvmChain:
     running.backend()
     running.scan()  # the cursor starts at the tip
     return running
-
-
-def _available(company, code: str) -> Decimal:
-    account = Account.objects.filter(company=company, code=code).first()
-    return account.available if account else Decimal(0)
-
-
-def _statuses(family: str, object_id: str) -> list[str]:
-    rows = WebhookEvent.objects.filter(family=family, object_id=object_id).order_by("created_at", "pk")
-    return [json.loads(row.body)["status"] for row in rows]
 
 
 def _pay_out(code: str) -> None:
@@ -87,13 +76,13 @@ def test_a_deposit_is_seen_confirmed_and_credited_once(chain, code):
     deposit.refresh_from_db()
     invoice.refresh_from_db()
     assert (deposit.status, invoice.status) == ("confirmed", Invoice.Status.DONE)
-    credited = _available(invoice.company, code)
+    credited = available(invoice.company, code)
     assert credited > 0
 
     chain.scan(3)
-    assert _available(invoice.company, code) == credited
+    assert available(invoice.company, code) == credited
     assert Deposit.objects.filter(txid=txid).count() == 1
-    assert _statuses("invoice", str(invoice.pk)).count("done") == 1
+    assert webhook_statuses("invoice", str(invoice.pk)).count("done") == 1
     assert ledger_verify() == []
 
 
@@ -103,7 +92,7 @@ def test_eth_sent_to_a_token_address_is_recorded_never_credited_as_the_token(cha
     chain.scan(12)
     deposit = Deposit.objects.get(txid=txid)
     assert (deposit.code, deposit.deposit_address, deposit.company) == ("eth", None, invoice.company)
-    assert _available(invoice.company, "usdterc20") == 0
+    assert available(invoice.company, "usdterc20") == 0
 
 
 def test_a_reorg_drops_an_unconfirmed_deposit_and_never_credits_twice(chain):
@@ -120,14 +109,14 @@ def test_a_reorg_drops_an_unconfirmed_deposit_and_never_credits_twice(chain):
     assert deposit.status == "dropped"
     assert invoice.status != Invoice.Status.DONE
     chain.scan(12)
-    assert _available(invoice.company, "usdterc20") == 0
+    assert available(invoice.company, "usdterc20") == 0
 
     # Paid again on the surviving branch (another transaction: the payer's nonce moved on): credited once.
     chain.pay(RECEIVER, "0.001")
     second = chain.pay_token(address, invoice.amount_due)
     chain.scan(12)
     assert Deposit.objects.get(txid=second).status == "confirmed"
-    assert _available(invoice.company, "usdterc20") > 0
+    assert available(invoice.company, "usdterc20") > 0
     assert ledger_verify() == []
 
 
@@ -156,7 +145,7 @@ def test_a_withdrawal_reaches_done_with_its_txid(chain, code, amount):
         0,
     )
     assert chain_tx.fee_paid is not None and 0 < chain_tx.fee_paid <= chain_tx.fee
-    assert _statuses("withdrawal", withdrawal.uid)[-1] == "done"
+    assert webhook_statuses("withdrawal", withdrawal.uid)[-1] == "done"
     # The gas is the house's, in ether whatever the code; the merchant was charged the configured fee.
     entry = chain_tx.house_entry
     assert (entry.code, entry.coin, entry.amount) == (code, "eth", chain_tx.fee_paid)
@@ -196,7 +185,7 @@ def test_a_payout_that_fails_on_chain_is_rejected_and_the_hold_released(chain):
     company = CompanyFactory()
     fund(company, "usdterc20", "100")
     withdrawal = _withdraw(company, "usdterc20", "30")
-    assert _available(company, "usdterc20") < 70
+    assert available(company, "usdterc20") < 70
     payouts.payout_plan("usdterc20")  # planned and signed while the receiver is still allowed
     stored = ChainTx.objects.get()
     # The token blocks the receiver before the transaction is mined: it is mined with status 0.
@@ -209,7 +198,7 @@ def test_a_payout_that_fails_on_chain_is_rejected_and_the_hold_released(chain):
     assert stored.status == ChainTxStatus.FAILED and stored.fee_paid > 0
     assert stored.house_entry.amount == stored.fee_paid  # a failed transaction still paid its gas
     assert withdrawal.status == "rejected"
-    assert _available(company, "usdterc20") == Decimal(100)
+    assert available(company, "usdterc20") == Decimal(100)
     assert chain.token_balance(RECEIVER) == 0
     assert ledger_verify() == []
 
@@ -380,13 +369,13 @@ def test_a_reorg_that_removes_a_credited_deposit_alerts_a_person_and_never_debit
         txid = chain.pay(invoice.deposit_address.address, invoice.amount_due)
         chain.scan(12)
         assert Deposit.objects.get(txid=txid).status == "confirmed"
-        credited = _available(invoice.company, "eth")
+        credited = available(invoice.company, "eth")
         assert credited > 0
     chain.mine(15)
     chain.scan()
     chain.scan()
     assert Deposit.objects.get(txid=txid).status == "confirmed"  # never undone by itself
-    assert _available(invoice.company, "eth") == credited
+    assert available(invoice.company, "eth") == credited
     assert Alert.objects.filter(kind="deposit_reversed").count() == 1
     assert ledger_verify() == []
 
@@ -543,7 +532,7 @@ def test_a_reorg_that_takes_back_a_settled_payout_resends_its_bytes_and_alerts_o
         assert withdrawal.status == "done"
         chain_tx = ChainTx.objects.get(txid=withdrawal.txid)
         assert chain_tx.block_hash
-        credited = _available(invoice.company, "eth")
+        credited = available(invoice.company, "eth")
     chain.mine(15)
     assert chain.balance(RECEIVER) == 0  # the payout is gone with the branch
 
@@ -555,7 +544,7 @@ def test_a_reorg_that_takes_back_a_settled_payout_resends_its_bytes_and_alerts_o
     assert chain.w3.eth.get_transaction_receipt(chain_tx.txid)["status"] == 1
     assert Alert.objects.get(kind="deposit_reversed").status == AlertStatus.OPEN
     assert Deposit.objects.get(txid=deposit_txid).status == "confirmed"
-    assert _available(invoice.company, "eth") == credited
+    assert available(invoice.company, "eth") == credited
     assert [(row.reversed_payouts, row.reversed_deposits) for row in chain_status(["eth"])] == [(1, 1)]
 
     chain_settled_watch_all()  # the next round finds the payout mined again, the deposit still gone

@@ -7,7 +7,6 @@ transaction the client cannot read raises an alert."""
 from __future__ import annotations
 
 import dataclasses
-import json
 from decimal import Decimal
 
 import pytest
@@ -21,11 +20,10 @@ from chains.tron.node import TronNode
 from chains.tron.tests.deposits_only import PATH
 from invoices.models import Invoice
 from payments.ledger import ledger_verify
-from payments.models import Account, Deposit
-from tests.chain import TronChain
+from payments.models import Deposit
+from tests.chain import TronChain, available, webhook_statuses
 from tests.factories import InvoiceFactory, StaticDepositAddressFactory
 from tests.tron_devnet.fixtures import tron_devnet  # noqa: F401
-from webhooks.models import WebhookEvent
 
 SOLID = 19  # the devnet solidifies a block 19 blocks behind the head
 
@@ -37,16 +35,6 @@ def chain(settings, db, tron_devnet) -> TronChain:  # noqa: F811
     settings.CHAIN_NODES = running.nodes()
     running.scan()  # the cursor starts at the tip
     return running
-
-
-def _available(company, code: str) -> Decimal:
-    account = Account.objects.filter(company=company, code=code).first()
-    return account.available if account else Decimal(0)
-
-
-def _statuses(family: str, object_id: str) -> list[str]:
-    rows = WebhookEvent.objects.filter(family=family, object_id=object_id).order_by("created_at", "pk")
-    return [json.loads(row.body)["status"] for row in rows]
 
 
 @pytest.mark.parametrize("code", ["trc20usdt", "trx"])
@@ -66,19 +54,19 @@ def test_an_invoice_paid_by_a_signed_transfer_is_processing_at_sight_and_done_on
     chain.scan(SOLID - 1)  # its block is one short of the solidified height
     deposit.refresh_from_db()
     assert (deposit.status, deposit.confirmations) == ("seen", SOLID)
-    assert _available(invoice.company, code) == 0
+    assert available(invoice.company, code) == 0
 
     chain.scan(1)
 
     deposit.refresh_from_db()
     invoice.refresh_from_db()
     assert (deposit.status, invoice.status) == ("confirmed", Invoice.Status.DONE)
-    credited = _available(invoice.company, code)
+    credited = available(invoice.company, code)
     assert credited > 0
     chain.scan(3)
-    assert _available(invoice.company, code) == credited
-    assert _statuses("invoice", str(invoice.pk))[-2:] == ["processing", "done"]  # each once, in order
-    assert _statuses("invoice", str(invoice.pk)).count("done") == 1
+    assert available(invoice.company, code) == credited
+    assert webhook_statuses("invoice", str(invoice.pk))[-2:] == ["processing", "done"]  # each once, in order
+    assert webhook_statuses("invoice", str(invoice.pk)).count("done") == 1
     assert ledger_verify() == []
 
 
@@ -111,8 +99,8 @@ def test_a_static_address_is_credited_once_whatever_is_scanned_again(chain):
     chain_settled_watch_all()  # the credited deposit's block is still the chain's: nothing to say
     assert Deposit.objects.filter(txid=txid).count() == 1
     assert not Alert.objects.exists()
-    assert _available(static.company, "trc20usdt") == Decimal("12.345678")
-    assert _statuses("deposit", str(Deposit.objects.get(txid=txid).pk)) == ["processing", "done"]
+    assert available(static.company, "trc20usdt") == Decimal("12.345678")
+    assert webhook_statuses("deposit", str(Deposit.objects.get(txid=txid).pk)) == ["processing", "done"]
     assert ledger_verify() == []
 
 
@@ -140,7 +128,7 @@ def test_trx_sent_to_a_token_address_is_recorded_never_credited_as_the_token(cha
     chain.scan(SOLID + 1)
     deposit = Deposit.objects.get(txid=txid)
     assert (deposit.code, deposit.deposit_address, deposit.company) == ("trx", None, invoice.company)
-    assert _available(invoice.company, "trc20usdt") == 0
+    assert available(invoice.company, "trc20usdt") == 0
 
 
 def test_a_fork_before_solidification_drops_the_deposit_once_it_has_expired(chain):
@@ -159,9 +147,9 @@ def test_a_fork_before_solidification_drops_the_deposit_once_it_has_expired(chai
     chain.scan(20)  # 60 s of blocks: past its expiration, it can never be included
     deposit.refresh_from_db()
     assert deposit.status == "dropped"
-    assert _statuses("deposit", str(deposit.pk)) == ["processing", "failed"]
+    assert webhook_statuses("deposit", str(deposit.pk)) == ["processing", "failed"]
     chain.scan(SOLID)
-    assert _available(static.company, "trc20usdt") == 0
+    assert available(static.company, "trc20usdt") == 0
     assert ledger_verify() == []
 
 
@@ -179,8 +167,8 @@ def test_a_transfer_included_again_after_a_fork_is_credited_once(chain):
 
     deposit = Deposit.objects.get(txid=txid)
     assert (deposit.status, deposit.amount) == ("confirmed", Decimal(5))
-    assert _available(static.company, "trx") == Decimal(5)
-    assert _statuses("deposit", str(deposit.pk)) == ["processing", "done"]
+    assert available(static.company, "trx") == Decimal(5)
+    assert webhook_statuses("deposit", str(deposit.pk)) == ["processing", "done"]
     assert ledger_verify() == []
 
 
