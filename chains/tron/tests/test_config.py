@@ -14,6 +14,8 @@ from chains.checks import check_chain_backends
 from chains.derivation import development_xpub
 from chains.house import fee_coin
 from chains.tron.config import scanned_codes, tron_config, tron_configs
+from chains.tron.policy import SignRefused
+from chains.tron.signer import configured_rules
 from chains.tron.tests.deposits_only import PATH
 
 URL = "http://127.0.0.1:8090"
@@ -57,6 +59,27 @@ def test_a_good_configuration_is_read_exactly(settings):
     assert fee_coin("trc20usdt") == "trx"
 
 
+def test_the_signing_rules_are_the_configured_contract_decimals_cap_and_limits(settings):
+    settings.CHAIN_BACKENDS = {"trx": PATH, "trc20usdt": PATH}
+    settings.CHAIN_NODES = {
+        "trc20usdt": dict(TOKEN, fee_limit_cap="40.5", payout_limit="1000", daily_limit="5000"),
+        "trx": {"url": URL, "payout_limit": "50"},
+    }
+
+    usdt, trx = configured_rules("trc20usdt"), configured_rules("trx")
+
+    assert (usdt.code, usdt.contract, usdt.decimals, usdt.fee_limit_cap) == ("trc20usdt", USDT, 6, 40_500_000)
+    assert (usdt.payout_limit, usdt.daily_limit, usdt.topup_cap) == (1000, 5000, Decimal("40.5"))
+    assert (trx.contract, trx.decimals, trx.payout_limit, trx.daily_limit) == (None, 6, 50, None)
+
+
+def test_a_code_without_a_tron_node_has_no_signing_rules(settings):
+    settings.CHAIN_NODES = {"trx": {"url": URL}}
+
+    with pytest.raises(SignRefused, match="no TRON signing rules for trc20usdt"):
+        configured_rules("trc20usdt")
+
+
 def test_a_token_alone_is_scanned_alone_and_sandbox_codes_are_not_scanned(settings):
     settings.CHAIN_BACKENDS = {"trc20usdt": PATH}
     settings.CHAIN_NODES = {"trc20usdt": TOKEN, "trx": {"url": URL}}  # trx stays on the sandbox
@@ -85,6 +108,7 @@ def test_a_token_alone_is_scanned_alone_and_sandbox_codes_are_not_scanned(settin
             'resource_address is used only with "energy"',
         ),
         ({"trc20usdt": dict(TOKEN, fee_limit_cap="0")}, "trc20usdt'].fee_limit_cap is a positive amount"),
+        ({"trc20usdt": dict(TOKEN, fee_limit_cap="1.0000001")}, "fee_limit_cap is TRX to the sun"),
         ({"trc20usdt": dict(TOKEN, sweep_min=True)}, "trc20usdt'].sweep_min is a positive amount"),
         ({"trx": {"url": URL, "daily_limit": "-1"}}, "CHAIN_NODES['trx'].daily_limit is a positive amount"),
         ({"trx": {"url": URL, "network": "testnet"}}, "network is one of mainnet, nile, shasta, private"),
