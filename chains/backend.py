@@ -151,6 +151,12 @@ class ChainBackend(ABC):
         enough that the two together pay `fee`, signed; None where it cannot (no change, or the parent
         already pays that rate)."""
 
+    def expired(self, code: str, raw: str) -> bool:
+        """The stored transaction `raw` can no longer be included in any block (TRON: the head is past its
+        expiration). Only then, and only when the node does not have it, is a payout rebuilt; chains whose
+        transactions never expire (a nonce or inputs keep them valid) say False."""
+        return False
+
     def release(self, code: str, raw: str) -> None:
         """A stored transaction was abandoned before it was sent (account chains: its nonce stays unused)."""
         return None

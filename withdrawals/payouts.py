@@ -12,8 +12,10 @@
   txHash, in one commit.
 - `payout_monitor(code)` (beat, and the sandbox after each block) re-sends stored transactions the node
   does not have (a crash between store and broadcast, a transaction dropped from the mempool), completes
-  the withdrawals of a transaction that reached the asset's confirmations, rejects those of one that failed
-  on chain (the hold is released), and plans whatever is due (a lost message finds its way here).
+  the withdrawals of a transaction that reached the asset's confirmations (or the chain's own finality,
+  `TxStatus.final`, where the backend reports it), rejects those of one that failed on chain (the hold is
+  released), rebuilds once a transaction the backend says expired and the node does not have, and plans
+  whatever is due (a lost message finds its way here).
 
 Network calls never run inside a database transaction. Two planners of one code at once are harmless: the
 store step re-checks every withdrawal under its row lock and drops a plan whose withdrawals another plan
@@ -276,6 +278,9 @@ def payout_monitor(code: str, *, plan: bool = True) -> None:
         kind__in=[ChainTx.Kind.TOPUP, ChainTx.Kind.SWEEP]
     )  # sweeps follow their own (chains.evm.sweeps)
     for chain_tx in open_txs.order_by("pk"):
+        if _expired(backend, chain_tx):
+            _rebuild(backend, code, chain_tx)
+            continue
         if chain_tx.status == ChainTxStatus.SIGNED:
             payout_broadcast(chain_tx.pk)  # stored but never accepted: a crash before the broadcast
             continue
@@ -285,11 +290,13 @@ def payout_monitor(code: str, *, plan: bool = True) -> None:
             continue
         # A transaction with a replacement in flight is decided by whichever of them confirms.
         replaced = _in_flight(chain_tx.replacements.filter(kind=ChainTx.Kind.BUMP))
-        if status.failed:
+        if status.failed and status.final is not False:
             reason = f"The transaction {status.failure or 'failed'} on chain."
             _settle(chain_tx.pk, ChainTxStatus.FAILED, reason=reason, mined=status)
-        elif status.confirmations >= needed:
+        elif status.final if status.final is not None else status.confirmations >= needed:
             _settle(chain_tx.pk, ChainTxStatus.CONFIRMED, mined=status)
+        elif status.failed:
+            continue  # failed in a block the chain may still undo: decided at its finality
         elif replaced:
             continue
         elif not status.known:
@@ -309,6 +316,60 @@ def payout_monitor(code: str, *, plan: bool = True) -> None:
             ChainTx.objects.filter(pk=chain_tx.pk).update(confirmations=status.confirmations)
     if plan:
         payout_plan(code)
+
+
+def _expired(backend: ChainBackend, chain_tx: ChainTx) -> bool:
+    """Dead for good: past its expiration (backends whose transactions expire) and unknown to the node."""
+    if chain_tx.kind != ChainTx.Kind.PAYOUT and chain_tx.kind != ChainTx.Kind.BUMP:
+        return False
+    return (
+        backend.expired(chain_tx.code, chain_tx.raw)
+        and not backend.tx_status(chain_tx.code, chain_tx.txid).known
+    )
+
+
+def _rebuild(backend: ChainBackend, code: str, chain_tx: ChainTx) -> None:
+    """A transaction that expired unmined (TRON) can never be included, unlike an EVM one whose nonce keeps
+    it valid: its withdrawals are paid by one new transaction, stored as its replacement (the same links)
+    before it is sent. The expired one is closed in that commit, so it is rebuilt once; the signer's journal
+    signs the new one only because the old one is expired and unknown to the node."""
+    withdrawals = list(
+        Withdrawal.objects.filter(chain_links__chain_tx=chain_tx, status=Withdrawal.Status.PROCESSING)
+        .select_related("company")
+        .order_by("pk")
+    )
+    if not withdrawals:
+        ChainTx.objects.filter(pk=chain_tx.pk).update(
+            status=ChainTxStatus.FAILED, last_error="expired unmined", updated_at=timezone.now()
+        )
+        return
+    try:
+        fee = backend.quote_fee(code)
+        if fee.over_cap:
+            raise FeeOverCap(f"the network fee rate {fee.rate} {fee.unit} is over the configured cap")
+        signed = backend.signer(code).sign(backend.build(code, [_payment(w) for w in withdrawals], fee))
+    except PayoutHeld as exc:
+        _hold(code, withdrawals, exc.kind, str(exc))
+        return  # the expired one stays open: the next run tries again
+    with transaction.atomic():
+        closed = ChainTx.objects.filter(
+            pk=chain_tx.pk, status__in=[ChainTxStatus.SIGNED, ChainTxStatus.BROADCAST]
+        ).update(status=ChainTxStatus.REPLACED, last_error="expired unmined", updated_at=timezone.now())
+        if not closed:
+            return  # another monitor rebuilt it first; this signature is never sent
+        rebuilt = ChainTx.objects.create(
+            code=code,
+            kind=ChainTx.Kind.BUMP,
+            replaces=chain_tx,
+            txid=signed.txid,
+            raw=signed.raw,
+            fee=signed.fee,
+            fee_rate=f"{fee.rate} {fee.unit} ({fee.source})",
+            sender=signed.sender,
+        )
+        WithdrawalTx.objects.bulk_create([WithdrawalTx(withdrawal=w, chain_tx=rebuilt) for w in withdrawals])
+    logger.warning("%s: payout %s expired unmined, rebuilt as %s", code, chain_tx.txid, rebuilt.txid)
+    payout_broadcast(rebuilt.pk)
 
 
 def _in_flight(txs: QuerySet[ChainTx]) -> bool:

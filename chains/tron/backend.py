@@ -2,16 +2,16 @@
 
 Deposits work: addresses from `CHAIN_XPUBS["tron"]` (m/44'/195'/0'/0/i; the hot address will be
 m/44'/195'/0'/1/0, as on EVM), block scans with receipts, finality at the solidified block, rechecks by id
-(chains.tron.scanner), and the node's configuration (chains.tron.config). The payout side (quote_fee,
-build, signer, broadcast, tx_status, spendable, bump, child) is not written yet: those abstract methods
-are left, so `CHAIN_BACKENDS={"trx": "tron"}` is still refused by the deployment checks, naming them
-(chains/tests/test_backend_contract.py).
+(chains.tron.scanner), and the node's configuration (chains.tron.config). Payouts: one withdrawal a
+transaction from the hot address, done at solidification, rebuilt only once expired and unknown
+(chains.tron.payouts). Sweeps of deposit addresses to the hot address are not written yet.
 """
 
 from __future__ import annotations
 
 from chains.backend import TAG_NONE, ChainBackend, XpubAddressesMixin
 from chains.tron.config import tron_config
+from chains.tron.payouts import TronPayouts
 from chains.tron.scanner import TronScanner
 from core.assets import get_asset
 
@@ -22,7 +22,7 @@ TESTNET_EXPLORERS = {
 }
 
 
-class TronBackend(TronScanner, XpubAddressesMixin, ChainBackend):
+class TronBackend(TronScanner, TronPayouts, XpubAddressesMixin, ChainBackend):
     name = "tron"
     families = frozenset({"tron"})
     watches_addresses = False  # a block scan matches transfers against the deposit addresses itself
