@@ -14,8 +14,8 @@
   does not have (a crash between store and broadcast, a transaction dropped from the mempool), completes
   the withdrawals of a transaction that reached the asset's confirmations (or the chain's own finality,
   `TxStatus.final`, where the backend reports it), rejects those of one that failed on chain (the hold is
-  released), rebuilds once a transaction the backend says expired and the node does not have, and plans
-  whatever is due (a lost message finds its way here).
+  released), closes a transaction the backend says expired and the node does not have (its withdrawals
+  are due again: rebuilt by the plan, once), and plans whatever is due (a lost message finds its way here).
 
 Network calls never run inside a database transaction. Two planners of one code at once are harmless: the
 store step re-checks every withdrawal under its row lock and drops a plan whose withdrawals another plan
@@ -279,7 +279,7 @@ def payout_monitor(code: str, *, plan: bool = True) -> None:
     )  # sweeps follow their own (chains.evm.sweeps)
     for chain_tx in open_txs.order_by("pk"):
         if _expired(backend, chain_tx):
-            _rebuild(backend, code, chain_tx)
+            _rebuild(code, chain_tx)  # the plan at the end of this run pays its withdrawals anew
             continue
         if chain_tx.status == ChainTxStatus.SIGNED:
             payout_broadcast(chain_tx.pk)  # stored but never accepted: a crash before the broadcast
@@ -320,56 +320,26 @@ def payout_monitor(code: str, *, plan: bool = True) -> None:
 
 def _expired(backend: ChainBackend, chain_tx: ChainTx) -> bool:
     """Dead for good: past its expiration (backends whose transactions expire) and unknown to the node."""
-    if chain_tx.kind != ChainTx.Kind.PAYOUT and chain_tx.kind != ChainTx.Kind.BUMP:
+    if chain_tx.kind != ChainTx.Kind.PAYOUT or not backend.expired(chain_tx.code, chain_tx.raw):
         return False
-    return (
-        backend.expired(chain_tx.code, chain_tx.raw)
-        and not backend.tx_status(chain_tx.code, chain_tx.txid).known
-    )
+    return not backend.tx_status(chain_tx.code, chain_tx.txid).known
 
 
-def _rebuild(backend: ChainBackend, code: str, chain_tx: ChainTx) -> None:
-    """A transaction that expired unmined (TRON) can never be included, unlike an EVM one whose nonce keeps
-    it valid: its withdrawals are paid by one new transaction, stored as its replacement (the same links)
-    before it is sent. The expired one is closed in that commit, so it is rebuilt once; the signer's journal
-    signs the new one only because the old one is expired and unknown to the node."""
-    withdrawals = list(
-        Withdrawal.objects.filter(chain_links__chain_tx=chain_tx, status=Withdrawal.Status.PROCESSING)
-        .select_related("company")
-        .order_by("pk")
-    )
-    if not withdrawals:
-        ChainTx.objects.filter(pk=chain_tx.pk).update(
-            status=ChainTxStatus.FAILED, last_error="expired unmined", updated_at=timezone.now()
-        )
-        return
-    try:
-        fee = backend.quote_fee(code)
-        if fee.over_cap:
-            raise FeeOverCap(f"the network fee rate {fee.rate} {fee.unit} is over the configured cap")
-        signed = backend.signer(code).sign(backend.build(code, [_payment(w) for w in withdrawals], fee))
-    except PayoutHeld as exc:
-        _hold(code, withdrawals, exc.kind, str(exc))
-        return  # the expired one stays open: the next run tries again
-    with transaction.atomic():
-        closed = ChainTx.objects.filter(
-            pk=chain_tx.pk, status__in=[ChainTxStatus.SIGNED, ChainTxStatus.BROADCAST]
-        ).update(status=ChainTxStatus.REPLACED, last_error="expired unmined", updated_at=timezone.now())
-        if not closed:
-            return  # another monitor rebuilt it first; this signature is never sent
-        rebuilt = ChainTx.objects.create(
-            code=code,
-            kind=ChainTx.Kind.BUMP,
-            replaces=chain_tx,
-            txid=signed.txid,
-            raw=signed.raw,
-            fee=signed.fee,
-            fee_rate=f"{fee.rate} {fee.unit} ({fee.source})",
-            sender=signed.sender,
-        )
-        WithdrawalTx.objects.bulk_create([WithdrawalTx(withdrawal=w, chain_tx=rebuilt) for w in withdrawals])
-    logger.warning("%s: payout %s expired unmined, rebuilt as %s", code, chain_tx.txid, rebuilt.txid)
-    payout_broadcast(rebuilt.pk)
+@transaction.atomic
+def _rebuild(code: str, chain_tx: ChainTx) -> None:
+    """A transaction that expired unmined (TRON) can never be included, unlike an EVM one, which its nonce
+    keeps valid until it is mined or replaced: it is closed, and its withdrawals are due again, so the next
+    plan pays them with one new transaction (stored before it is sent, as every plan). Closed, it is never
+    rebuilt again; the signer signs the new one only because the old one expired unknown to the node."""
+    chain_tx = ChainTx.objects.select_for_update().get(pk=chain_tx.pk)
+    if chain_tx.status not in (ChainTxStatus.SIGNED, ChainTxStatus.BROADCAST):
+        return  # another monitor closed it first
+    chain_tx.status = ChainTxStatus.FAILED
+    chain_tx.last_error = "expired unmined: its withdrawals are planned again"
+    chain_tx.save(update_fields=["status", "last_error", "updated_at"])
+    for uid in chain_tx.withdrawal_links.order_by("withdrawal_id").values_list("withdrawal__uid", flat=True):
+        services.withdrawal_unsent(uid=uid)
+    logger.warning("%s: payout %s expired unmined; its withdrawals are planned again", code, chain_tx.txid)
 
 
 def _in_flight(txs: QuerySet[ChainTx]) -> bool:
