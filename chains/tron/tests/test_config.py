@@ -16,7 +16,6 @@ from chains.house import fee_coin
 from chains.tron.config import scanned_codes, tron_config, tron_configs
 from chains.tron.policy import SignRefused
 from chains.tron.signer import configured_rules
-from chains.tron.tests.deposits_only import PATH
 
 URL = "http://127.0.0.1:8090"
 USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"  # mainnet USDT
@@ -25,7 +24,7 @@ TOKEN = {"url": URL, "contract": USDT, "decimals": 6}
 
 
 def test_a_good_configuration_is_read_exactly(settings):
-    settings.CHAIN_BACKENDS = {"trx": PATH, "trc20usdt": PATH}
+    settings.CHAIN_BACKENDS = {"trx": "tron", "trc20usdt": "tron"}
     settings.CHAIN_NODES = {
         "trc20usdt": dict(
             TOKEN,
@@ -60,7 +59,7 @@ def test_a_good_configuration_is_read_exactly(settings):
 
 
 def test_the_signing_rules_are_the_configured_contract_decimals_cap_and_limits(settings):
-    settings.CHAIN_BACKENDS = {"trx": PATH, "trc20usdt": PATH}
+    settings.CHAIN_BACKENDS = {"trx": "tron", "trc20usdt": "tron"}
     settings.CHAIN_NODES = {
         "trc20usdt": dict(TOKEN, fee_limit_cap="40.5", payout_limit="1000", daily_limit="5000"),
         "trx": {"url": URL, "payout_limit": "50"},
@@ -81,7 +80,7 @@ def test_a_code_without_a_tron_node_has_no_signing_rules(settings):
 
 
 def test_a_token_alone_is_scanned_alone_and_sandbox_codes_are_not_scanned(settings):
-    settings.CHAIN_BACKENDS = {"trc20usdt": PATH}
+    settings.CHAIN_BACKENDS = {"trc20usdt": "tron"}
     settings.CHAIN_NODES = {"trc20usdt": TOKEN, "trx": {"url": URL}}  # trx stays on the sandbox
 
     assert scanned_codes() == ["trc20usdt"]
@@ -126,7 +125,7 @@ def test_each_mistake_is_refused_with_the_key_to_fix(settings, nodes, says):
 
 
 def test_a_deployment_with_a_bad_entry_is_refused_at_start_naming_the_key(settings):
-    settings.CHAIN_BACKENDS = {"trx": PATH, "trc20usdt": PATH}
+    settings.CHAIN_BACKENDS = {"trx": "tron", "trc20usdt": "tron"}
     settings.CHAIN_NODES = {"trx": {"url": URL}, "trc20usdt": dict(TOKEN, decimals=None)}
     settings.CHAIN_XPUBS = {"tron": development_xpub("tron")[:-1] + "x"}  # not even a key
     settings.SANDBOX_ENABLED = False
@@ -146,7 +145,7 @@ def test_a_deployment_with_a_bad_entry_is_refused_at_start_naming_the_key(settin
 
 
 def test_a_deployment_on_the_public_development_key_is_refused(settings):
-    settings.CHAIN_BACKENDS = {"trx": PATH}
+    settings.CHAIN_BACKENDS = {"trx": "tron"}
     settings.CHAIN_NODES = {"trx": {"url": URL}}
     settings.CHAIN_XPUBS = {}
     settings.SANDBOX_ENABLED = False
@@ -158,7 +157,7 @@ def test_a_deployment_on_the_public_development_key_is_refused(settings):
 
 
 def test_a_good_deployment_passes_the_checks(settings):
-    settings.CHAIN_BACKENDS = {"trx": PATH, "trc20usdt": PATH}
+    settings.CHAIN_BACKENDS = {"trx": "tron", "trc20usdt": "tron"}
     settings.CHAIN_NODES = {"trx": {"url": URL}, "trc20usdt": TOKEN}
     settings.CHAIN_XPUBS = {"tron": _other_xpub()}
     settings.SANDBOX_ENABLED = False
@@ -175,7 +174,7 @@ def test_a_good_deployment_passes_the_checks(settings):
     ],
 )
 def test_the_explorer_link_follows_the_network(settings, network, link):
-    settings.CHAIN_BACKENDS = {"trx": PATH}
+    settings.CHAIN_BACKENDS = {"trx": "tron"}
     settings.CHAIN_NODES = {"trx": {"url": URL, "network": network}}
 
     assert get_backend("trx").explorer_url("trx", "ab12") == link
@@ -188,7 +187,7 @@ def _other_xpub() -> str:
 
 
 def test_the_node_is_asked_with_the_configured_key_and_solidity_url(settings):
-    settings.CHAIN_BACKENDS = {"trx": PATH}
+    settings.CHAIN_BACKENDS = {"trx": "tron"}
     settings.CHAIN_NODES = {"trx": {"url": URL, "api_key": "k3y", "solidity_url": "http://127.0.0.1:8091/"}}
 
     node = get_backend("trx").node("trx")
