@@ -171,7 +171,7 @@ class TronPayouts:
             known=True,
             block=BlockRef(block.height, block.block_id),
             failed=failed,
-            failure=(receipt.receipt_result or "failed").lower() if failed else "",
+            failure=f"failed ({receipt.receipt_result or 'FAILED'})" if failed else "",
             fee_paid=from_units(receipt.fee),
             final=block.height <= info.solid.height,
         )

@@ -189,6 +189,36 @@ def test_an_expired_stored_transaction_is_rebuilt_once_and_only_once(chain, monk
     assert ChainTx.objects.filter(withdrawal_links__withdrawal=withdrawal).count() == 2
 
 
+def test_a_payout_reverted_on_chain_is_rejected_once_solidified_and_its_burnt_fee_booked(chain):
+    _funded_hot(chain)
+    company = CompanyFactory()
+    fund(company, "trc20usdt", "100")
+    withdrawal = _withdraw(company, "trc20usdt", "20", chain.devnet.accounts["bob"].address)
+    payouts.payout_plan("trc20usdt")  # signed and stored; then the token blacklists the hot address
+    chain.devnet.blacklist(HOT)
+    chain.mine()
+    payouts.payout_monitor("trc20usdt", plan=False)  # sent
+    chain_tx = ChainTx.objects.get(withdrawal_links__withdrawal=withdrawal)
+    chain.mine()  # its block
+    chain.mine(SOLID - 1)
+    payouts.payout_monitor("trc20usdt", plan=False)
+    withdrawal.refresh_from_db()
+    assert withdrawal.status == Withdrawal.Status.PROCESSING  # failed, in a block not solid yet
+
+    chain.mine()
+    payouts.payout_monitor("trc20usdt", plan=False)
+
+    withdrawal.refresh_from_db()
+    chain_tx.refresh_from_db()
+    receipt = chain.devnet.info_by_id(chain_tx.txid)
+    assert receipt["receipt"]["result"] == "REVERT"
+    assert (withdrawal.status, chain_tx.status) == (Withdrawal.Status.REJECTED, ChainTxStatus.FAILED)
+    assert withdrawal.reject_reason == "The transaction failed (REVERT) on chain."
+    booked = HouseEntry.objects.get(chain_tx=chain_tx).amount
+    assert booked == from_units(int(receipt["fee"])) > 0
+    assert ledger_verify() == []
+
+
 def test_a_short_hot_wallet_holds_the_payout_with_the_reason(chain):
     company = CompanyFactory()
     fund(company, "trc20usdt", "100")
