@@ -149,6 +149,7 @@ def test_a_deployment_on_the_public_development_key_is_refused(settings):
     settings.CHAIN_NODES = {"trx": {"url": URL}}
     settings.CHAIN_XPUBS = {}
     settings.SANDBOX_ENABLED = False
+    settings.EVM_SIGNER = "unix:/run/kassa/signer.sock"
 
     [error] = check_chain_backends()
 
@@ -161,6 +162,7 @@ def test_a_good_deployment_passes_the_checks(settings):
     settings.CHAIN_NODES = {"trx": {"url": URL}, "trc20usdt": TOKEN}
     settings.CHAIN_XPUBS = {"tron": _other_xpub()}
     settings.SANDBOX_ENABLED = False
+    settings.EVM_SIGNER = "unix:/run/kassa/signer.sock"
 
     assert check_chain_backends() == []
 
@@ -194,3 +196,16 @@ def test_the_node_is_asked_with_the_configured_key_and_solidity_url(settings):
 
     assert (node.url, node.solidity_url) == (URL, "http://127.0.0.1:8091")
     assert node._headers["TRON-PRO-API-KEY"] == "k3y"
+
+
+@pytest.mark.parametrize(
+    ("signer", "refused"), [("", True), ("local", True), ("unix:/run/kassa/s.sock", False)]
+)
+def test_the_tron_backend_is_refused_without_the_signer_process(settings, signer, refused):
+    settings.CHAIN_BACKENDS = {"trx": "tron"}
+    settings.CHAIN_NODES = {"trx": {"url": URL}}
+    settings.EVM_SIGNER = signer
+
+    errors = get_backend("trx").deploy_checks(["trx"])
+
+    assert [error.id for error in errors] == (["kassa.E008"] if refused else [])
