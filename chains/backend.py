@@ -8,7 +8,7 @@ sandbox chain unless configured otherwise. A backend that is not complete (an ab
 refused with the methods it lacks, by the deployment checks (chains.checks), never at request time.
 
 Adding a chain: a package under chains/ whose backend subclasses `ChainBackend`, and one line in
-`BACKEND_PATHS` (chains/tron is the next one, its payout side still to write).
+`BACKEND_PATHS` (chains/tron is the latest).
 """
 
 from __future__ import annotations
