@@ -41,6 +41,7 @@ from chains.tron.node import BroadcastError, DuplicateTransaction, TronNode, Tro
 from chains.tron.policy import HOT, signing_request
 from chains.tron.proto import ContractMessage, TransferContract, TriggerSmartContract
 from chains.tron.results import ChainParameters
+from chains.tron.signer import EXPIRED_MARGIN_MS
 from chains.tron.transaction import Transaction, single, tapos, trc20_transfer_data
 from chains.tron.units import from_units, to_units
 
@@ -177,14 +178,15 @@ class TronPayouts:
         )
 
     def expired(self, code: str, raw: str) -> bool:
-        """The node's head block is past the stored transaction's expiration: no block can include it now.
-        (Whether the node holds it is the caller's question: it may be in a block already.)"""
+        """The node's head block is past the stored transaction's expiration (by the signer's margin for
+        clocks, so that the signer agrees): no block can include it now. Whether the node holds it is the
+        caller's question: it may be in a block already."""
         expiration = Transaction.from_json(json.loads(raw)).raw.expiration
         try:
             head = self.node(code).now_block()
         except TronNodeError:
             return False
-        return head.timestamp > expiration
+        return head.timestamp > expiration + EXPIRED_MARGIN_MS
 
     def spendable(self, code: str) -> Decimal:
         config = tron_config(code)

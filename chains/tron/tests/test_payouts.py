@@ -219,6 +219,21 @@ def test_a_payout_reverted_on_chain_is_rejected_once_solidified_and_its_burnt_fe
     assert ledger_verify() == []
 
 
+def test_a_token_payout_needing_more_than_the_fee_limit_cap_waits_with_the_reason(chain, settings):
+    settings.CHAIN_NODES = chain.nodes(fee_limit_cap="0.5")
+    _funded_hot(chain)
+    company = CompanyFactory()
+    fund(company, "trc20usdt", "100")
+    withdrawal = _withdraw(company, "trc20usdt", "10", chain.devnet.accounts["bob"].address)
+
+    payouts.payout_plan("trc20usdt")
+
+    withdrawal.refresh_from_db()
+    assert withdrawal.status == Withdrawal.Status.PROCESSING
+    assert "over the configured fee_limit_cap 0.5 TRX" in withdrawal.blocked_reason
+    assert not ChainTx.objects.filter(withdrawal_links__withdrawal=withdrawal).exists()
+
+
 def test_a_short_hot_wallet_holds_the_payout_with_the_reason(chain):
     company = CompanyFactory()
     fund(company, "trc20usdt", "100")
