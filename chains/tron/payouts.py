@@ -37,7 +37,7 @@ from chains.base import (
 from chains.derivation import derive_internal_address
 from chains.tron import address
 from chains.tron.config import TronConfig, tron_config
-from chains.tron.node import BroadcastError, DuplicateTransaction, TronNode, TronNodeError
+from chains.tron.node import DuplicateTransaction, TronNode, TronNodeError
 from chains.tron.policy import HOT, signing_request
 from chains.tron.proto import ContractMessage, TransferContract, TriggerSmartContract
 from chains.tron.results import ChainParameters
@@ -65,7 +65,9 @@ class TronPayouts:
         """The chain's energy price (sun a unit); the fee of a token transfer depends on its recipient, so
         its cap is met in `build`."""
         parameters = self.node(code).chain_parameters()
-        return FeeQuote(rate=Decimal(parameters.energy_fee), unit="sun/energy", source="getchainparameters")
+        return FeeQuote(
+            rate=Decimal(_param(parameters, "getEnergyFee")), unit="sun/energy", source="getchainparameters"
+        )
 
     def build(self, code: str, payments: list[Payment], fee: FeeQuote) -> UnsignedTx:
         [payment] = payments
@@ -96,7 +98,8 @@ class TronPayouts:
         tx = Transaction.build(raw)
         burn = self._bandwidth_burn(node, parameters, hot, len(tx.raw_bytes))
         if config.contract is None and not node.account(to).exists:
-            burn += parameters.create_account_fee + parameters.create_account_fee_in_system_contract
+            burn += _param(parameters, "getCreateAccountFee")
+            burn += _param(parameters, "getCreateNewAccountFeeInSystemContract")
         trx = node.account(hot).balance
         need = burn + fee_limit + (units if config.contract is None else 0)
         if trx < need:
@@ -117,7 +120,7 @@ class TronPayouts:
         measured = node.trigger_constant(hot, config.contract, data)
         if measured.reverted:
             raise InsufficientFunds(f"the token refuses the transfer from {hot}: {measured.message}")
-        sun = Decimal(measured.energy_used * parameters.energy_fee) * ENERGY_MARGIN
+        sun = Decimal(measured.energy_used * _param(parameters, "getEnergyFee")) * ENERGY_MARGIN
         fee_limit = int(sun.to_integral_value(rounding=ROUND_UP))
         if fee_limit > to_units(config.fee_limit_cap):
             raise FeeOverCap(
@@ -130,7 +133,7 @@ class TronPayouts:
         needed = size + BANDWIDTH_OVERHEAD
         if node.account_resource(hot).bandwidth_left >= needed:
             return 0
-        return needed * parameters.transaction_fee
+        return needed * _param(parameters, "getTransactionFee")
 
     def _token_units(self, node: TronNode, config: TronConfig, owner: str) -> int:
         assert config.contract is not None
@@ -149,7 +152,7 @@ class TronPayouts:
             node.broadcast(Transaction.from_json(json.loads(tx.raw)))
         except DuplicateTransaction:
             return Outcome.ALREADY_KNOWN  # sent before (a lost answer, a worker killed after the send)
-        except BroadcastError as exc:
+        except TronNodeError as exc:  # a BroadcastError, or a node answering {"Error": ...}
             status = self.tx_status(code, tx.txid)
             if status.known:
                 return Outcome.ALREADY_MINED if status.block else Outcome.ALREADY_KNOWN
@@ -207,3 +210,8 @@ class TronPayouts:
 
     def child(self, code: str, txid: str, fee: FeeQuote) -> SignedTx | None:
         return None
+
+
+def _param(parameters: ChainParameters, key: str) -> int:
+    """A chain parameter in sun; java-tron leaves a parameter at 0 out of its answer: free, not unknown."""
+    return parameters.values.get(key, 0)
