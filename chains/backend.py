@@ -8,7 +8,7 @@ sandbox chain unless configured otherwise. A backend that is not complete (an ab
 refused with the methods it lacks, by the deployment checks (chains.checks), never at request time.
 
 Adding a chain: a package under chains/ whose backend subclasses `ChainBackend`, and one line in
-`BACKEND_PATHS` (chains/tron is the next one, its payout side still to write).
+`BACKEND_PATHS` (chains/tron is the latest).
 """
 
 from __future__ import annotations
@@ -150,6 +150,12 @@ class ChainBackend(ABC):
         """A child of a stuck transaction (CPFP): spends its change back to the payout wallet and pays
         enough that the two together pay `fee`, signed; None where it cannot (no change, or the parent
         already pays that rate)."""
+
+    def expired(self, code: str, raw: str) -> bool:
+        """The stored transaction `raw` can no longer be included in any block (TRON: the head is past its
+        expiration). Only then, and only when the node does not have it, is a payout rebuilt; chains whose
+        transactions never expire (a nonce or inputs keep them valid) say False."""
+        return False
 
     def release(self, code: str, raw: str) -> None:
         """A stored transaction was abandoned before it was sent (account chains: its nonce stays unused)."""

@@ -129,6 +129,9 @@ class TxStatus:
     failed: bool = False  # mined but failed (EVM status 0, a sandbox "fail"/"freeze"): it can never pay
     failure: str = ""  # how it failed, in a word ("failed", "frozen") for the withdrawal's reason
     fee_paid: Decimal | None = None  # once mined, what it paid the network where the chain says (EVM gas)
+    # The chain's own finality signal where it has one (TRON: its block is solidified), which decides a
+    # payout instead of the asset's `confirmations`; None where the count decides.
+    final: bool | None = None
 
 
 class ChainUnavailable(Exception):

@@ -12,8 +12,10 @@
   txHash, in one commit.
 - `payout_monitor(code)` (beat, and the sandbox after each block) re-sends stored transactions the node
   does not have (a crash between store and broadcast, a transaction dropped from the mempool), completes
-  the withdrawals of a transaction that reached the asset's confirmations, rejects those of one that failed
-  on chain (the hold is released), and plans whatever is due (a lost message finds its way here).
+  the withdrawals of a transaction that reached the asset's confirmations (or the chain's own finality,
+  `TxStatus.final`, where the backend reports it), rejects those of one that failed on chain (the hold is
+  released), closes a transaction the backend says expired and the node does not have (its withdrawals
+  are due again: rebuilt by the plan, once), and plans whatever is due (a lost message finds its way here).
 
 Network calls never run inside a database transaction. Two planners of one code at once are harmless: the
 store step re-checks every withdrawal under its row lock and drops a plan whose withdrawals another plan
@@ -276,6 +278,9 @@ def payout_monitor(code: str, *, plan: bool = True) -> None:
         kind__in=[ChainTx.Kind.TOPUP, ChainTx.Kind.SWEEP]
     )  # sweeps follow their own (chains.evm.sweeps)
     for chain_tx in open_txs.order_by("pk"):
+        if _expired(backend, chain_tx):
+            _rebuild(code, chain_tx)  # the plan at the end of this run pays its withdrawals anew
+            continue
         if chain_tx.status == ChainTxStatus.SIGNED:
             payout_broadcast(chain_tx.pk)  # stored but never accepted: a crash before the broadcast
             continue
@@ -285,11 +290,13 @@ def payout_monitor(code: str, *, plan: bool = True) -> None:
             continue
         # A transaction with a replacement in flight is decided by whichever of them confirms.
         replaced = _in_flight(chain_tx.replacements.filter(kind=ChainTx.Kind.BUMP))
-        if status.failed:
+        if status.failed and status.final is not False:
             reason = f"The transaction {status.failure or 'failed'} on chain."
             _settle(chain_tx.pk, ChainTxStatus.FAILED, reason=reason, mined=status)
-        elif status.confirmations >= needed:
+        elif status.final if status.final is not None else status.confirmations >= needed:
             _settle(chain_tx.pk, ChainTxStatus.CONFIRMED, mined=status)
+        elif status.failed:
+            continue  # failed in a block the chain may still undo: decided at its finality
         elif replaced:
             continue
         elif not status.known:
@@ -309,6 +316,30 @@ def payout_monitor(code: str, *, plan: bool = True) -> None:
             ChainTx.objects.filter(pk=chain_tx.pk).update(confirmations=status.confirmations)
     if plan:
         payout_plan(code)
+
+
+def _expired(backend: ChainBackend, chain_tx: ChainTx) -> bool:
+    """Dead for good: past its expiration (backends whose transactions expire) and unknown to the node."""
+    if chain_tx.kind != ChainTx.Kind.PAYOUT or not backend.expired(chain_tx.code, chain_tx.raw):
+        return False
+    return not backend.tx_status(chain_tx.code, chain_tx.txid).known
+
+
+@transaction.atomic
+def _rebuild(code: str, chain_tx: ChainTx) -> None:
+    """A transaction that expired unmined (TRON) can never be included, unlike an EVM one, which its nonce
+    keeps valid until it is mined or replaced: it is closed, and its withdrawals are due again, so the next
+    plan pays them with one new transaction (stored before it is sent, as every plan). Closed, it is never
+    rebuilt again; the signer signs the new one only because the old one expired unknown to the node."""
+    chain_tx = ChainTx.objects.select_for_update().get(pk=chain_tx.pk)
+    if chain_tx.status not in (ChainTxStatus.SIGNED, ChainTxStatus.BROADCAST):
+        return  # another monitor closed it first
+    chain_tx.status = ChainTxStatus.FAILED
+    chain_tx.last_error = "expired unmined: its withdrawals are planned again"
+    chain_tx.save(update_fields=["status", "last_error", "updated_at"])
+    for uid in chain_tx.withdrawal_links.order_by("withdrawal_id").values_list("withdrawal__uid", flat=True):
+        services.withdrawal_unsent(uid=uid)
+    logger.warning("%s: payout %s expired unmined; its withdrawals are planned again", code, chain_tx.txid)
 
 
 def _in_flight(txs: QuerySet[ChainTx]) -> bool:

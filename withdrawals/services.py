@@ -6,6 +6,7 @@
           withdrawal_refund_invoice (refunds.py, for invoices) and auto_withdrawal_sweep (auto_withdrawals.py)
     processing (txid "") --withdrawal_sent--> processing (txid set)   (withdrawals.payouts: planned,
           signed and stored with others in a chain transaction, then broadcast; rejected when screened out)
+    processing (txid set) --withdrawal_unsent--> processing (txid "")   (its transaction expired unmined)
     processing (txid set) --withdrawal_complete--> done          (the payout monitor saw it confirm)
     processing --withdrawal_reject / withdrawal_sandbox_reject--> rejected
     (withdrawals.approvals: the merchant approves a held withdrawal, or cancels it with withdrawal_reject)
@@ -292,6 +293,21 @@ def withdrawal_sent(*, uid: str, txid: str) -> Withdrawal | None:
     withdrawal.blocked_reason = ""
     withdrawal.save(update_fields=["txid", "broadcast_at", "blocked_reason", "updated_at"])
     _publish(withdrawal, tx_hash=get_backend(withdrawal.code).explorer_url(withdrawal.code, txid))
+    return withdrawal
+
+
+@transaction.atomic
+def withdrawal_unsent(*, uid: str) -> Withdrawal | None:
+    """processing (txid set) -> processing (txid ""): its transaction can never be included (a TRON
+    transaction past its expiration that the node does not have), so the next plan pays it with a new
+    one, whose txid the next processing webhook carries. Returns early when no txid is recorded.
+    """
+    withdrawal = _locked(uid)
+    if withdrawal is None or withdrawal.status != Status.PROCESSING or not withdrawal.txid:
+        return withdrawal
+    withdrawal.txid = ""
+    withdrawal.broadcast_at = None
+    withdrawal.save(update_fields=["txid", "broadcast_at", "updated_at"])
     return withdrawal
 
 

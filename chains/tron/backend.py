@@ -2,16 +2,19 @@
 
 Deposits work: addresses from `CHAIN_XPUBS["tron"]` (m/44'/195'/0'/0/i; the hot address will be
 m/44'/195'/0'/1/0, as on EVM), block scans with receipts, finality at the solidified block, rechecks by id
-(chains.tron.scanner), and the node's configuration (chains.tron.config). The payout side (quote_fee,
-build, signer, broadcast, tx_status, spendable, bump, child) is not written yet: those abstract methods
-are left, so `CHAIN_BACKENDS={"trx": "tron"}` is still refused by the deployment checks, naming them
-(chains/tests/test_backend_contract.py).
+(chains.tron.scanner), and the node's configuration (chains.tron.config). Payouts: one withdrawal a
+transaction from the hot address, done at solidification, rebuilt only once expired and unknown
+(chains.tron.payouts). Sweeps of deposit addresses to the hot address are not written yet.
 """
 
 from __future__ import annotations
 
+from django.conf import settings
+from django.core.checks import CheckMessage, Error
+
 from chains.backend import TAG_NONE, ChainBackend, XpubAddressesMixin
 from chains.tron.config import tron_config
+from chains.tron.payouts import TronPayouts
 from chains.tron.scanner import TronScanner
 from core.assets import get_asset
 
@@ -22,7 +25,7 @@ TESTNET_EXPLORERS = {
 }
 
 
-class TronBackend(TronScanner, XpubAddressesMixin, ChainBackend):
+class TronBackend(TronScanner, TronPayouts, XpubAddressesMixin, ChainBackend):
     name = "tron"
     families = frozenset({"tron"})
     watches_addresses = False  # a block scan matches transfers against the deposit addresses itself
@@ -34,6 +37,29 @@ class TronBackend(TronScanner, XpubAddressesMixin, ChainBackend):
     def check_config(self, code: str) -> None:
         super().check_config(code)
         tron_config(code)
+
+    def deploy_checks(self, codes: list[str]) -> list[CheckMessage]:
+        # Not for real money yet: without sweeps each payment stays at its own deposit address, while
+        # payouts leave from the hot address, which the operator would have to fund by hand.
+        unswept = Error(
+            f"The TRON backend does not sweep deposits yet ({', '.join(codes)}): each payment would stay at "
+            "its own deposit address while payouts drain the hot address.",
+            hint="Keep trx and trc20usdt on the sandbox in production (leave them out of CHAIN_BACKENDS) "
+            "until sweeps land; try the backend with the development settings and its devnet (docs/tron.md).",
+            id="kassa.E012",
+        )
+        if str(settings.EVM_SIGNER or "").startswith("unix:"):
+            return [unswept]
+        return [
+            unswept,
+            Error(
+                "The TRON backend needs the signer process: EVM_SIGNER is not a unix: socket "
+                f"({settings.EVM_SIGNER!r}). The in-process signer holds the public development seed.",
+                hint="Run `manage.py run_signer` as its own user and set "
+                'EVM_SIGNER="unix:/run/kassa/signer.sock" (one signer process signs EVM and TRON).',
+                id="kassa.E008",
+            ),
+        ]
 
     def explorer_url(self, code: str, txid: str) -> str:
         network = tron_config(code).network

@@ -145,7 +145,7 @@ def _parse(code: str, entry: Any) -> TronConfig:
         contract=contract,
         decimals=decimals,
         sweep_min=_amount(where, "sweep_min", entry.get("sweep_min", asset.min_withdrawal)),
-        fee_limit_cap=_amount(where, "fee_limit_cap", entry.get("fee_limit_cap", "100")),
+        fee_limit_cap=_sun(where, "fee_limit_cap", entry.get("fee_limit_cap", "100")),
         energy=energy,
         resource_address=resource,
         payout_limit=_optional(where, "payout_limit", entry.get("payout_limit")),
@@ -178,6 +178,13 @@ def _text(where: str, key: str, value: Any) -> str | None:
 
 def _amount(where: str, key: str, value: Any) -> Decimal:
     return positive_decimal(where, key, value, what='a positive amount, e.g. "10"')
+
+
+def _sun(where: str, key: str, value: Any) -> Decimal:
+    amount = _amount(where, key, value)
+    if amount != amount.quantize(Decimal("0.000001")):
+        raise ImproperlyConfigured(f"{where}.{key} is TRX to the sun (at most 6 decimal places)")
+    return amount
 
 
 def _optional(where: str, key: str, value: Any) -> Decimal | None:

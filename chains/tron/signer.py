@@ -10,8 +10,8 @@ from the bytes it read (chains.tron.transaction.sign); the signed transaction co
 
 Web and workers reach the signer process through the same socket as the EVM signer (`EVM_SIGNER`);
 `EVM_SIGNER=local` signs in-process with the public development seed. The limits of each code
-(`TronRules`) come from `rules`, the backend's configuration: until that is wired, `configured_rules`
-refuses every request.
+(`TronRules`) come from `rules`: by default `configured_rules`, the code's `CHAIN_NODES` entry (its token
+contract and decimals, `fee_limit_cap`, `payout_limit`, `daily_limit`).
 """
 
 from __future__ import annotations
@@ -28,14 +28,16 @@ from decimal import Decimal
 from functools import cache
 
 from bip_utils import Bip32Secp256k1, Bip39SeedGenerator
+from django.core.exceptions import ImproperlyConfigured
 
 from chains.base import SignedTx, UnsignedTx
 from chains.derivation import DEVELOPMENT_MNEMONIC, derive_address, derive_internal_address
 from chains.evm.signer import SocketSigner
 from chains.signers import signer_location
+from chains.tron.config import tron_config
 from chains.tron.policy import HOT, RECEIVING, Approved, SignRefused, TronRules, check
 from chains.tron.transaction import Transaction, private_key_address, sign
-from chains.tron.units import from_units
+from chains.tron.units import from_units, to_units
 from core.money import number_text
 
 logger = logging.getLogger(__name__)
@@ -49,9 +51,29 @@ EXPIRED_MARGIN_MS = 60_000
 NeverMined = Callable[[str, str], bool]
 
 
+# A top-up funds one deposit address's energy for one sweep: the most one transaction may burn, and a
+# day's worth of such top-ups, unless the configuration says less.
+TOPUPS_A_DAY = 50
+
+
 def configured_rules(code: str) -> TronRules:
-    """The TRON signing rules of `code` from the deployment's configuration: not wired yet, so none."""
-    raise SignRefused(f"no TRON signing rules are configured for {code}")
+    """The TRON signing rules of `code` from its `CHAIN_NODES` entry (chains.tron.config); a code with no
+    TRON node has none, and every request of it is refused."""
+    try:
+        config = tron_config(code)
+    except ImproperlyConfigured as exc:
+        raise SignRefused(f"no TRON signing rules for {code}: {exc}") from None
+    cap = to_units(config.fee_limit_cap)
+    return TronRules(
+        code=code,
+        contract=config.contract,
+        decimals=config.decimals,
+        fee_limit_cap=cap,
+        topup_cap=config.fee_limit_cap,
+        topup_daily_limit=config.fee_limit_cap * TOPUPS_A_DAY,
+        payout_limit=config.payout_limit,
+        daily_limit=config.daily_limit,
+    )
 
 
 def never_mined(code: str, txid: str) -> bool:

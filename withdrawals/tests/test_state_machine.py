@@ -56,3 +56,25 @@ def test_an_allowed_transition_reaches_its_target(name):
     CALLS[name](withdrawal.uid)
     withdrawal.refresh_from_db()
     assert withdrawal.status == TRANSITIONS[name][1]
+
+
+def test_unsent_clears_the_txid_of_a_processing_withdrawal_and_leaves_others_alone():
+    withdrawal = WithdrawalFactory()
+    Withdrawal.objects.filter(pk=withdrawal.pk).update(txid="abc")
+    done = WithdrawalFactory()
+    Withdrawal.objects.filter(pk=done.pk).update(status=Withdrawal.Status.DONE, txid="def")
+    counts = (WebhookEvent.objects.count(), LedgerEntry.objects.count())
+
+    services.withdrawal_unsent(uid=withdrawal.uid)
+    services.withdrawal_unsent(uid=withdrawal.uid)  # a repeat: nothing more
+    services.withdrawal_unsent(uid=done.uid)
+
+    withdrawal.refresh_from_db()
+    done.refresh_from_db()
+    assert (withdrawal.status, withdrawal.txid, withdrawal.broadcast_at) == (
+        Withdrawal.Status.PROCESSING,
+        "",
+        None,
+    )
+    assert (done.status, done.txid) == (Withdrawal.Status.DONE, "def")
+    assert (WebhookEvent.objects.count(), LedgerEntry.objects.count()) == counts

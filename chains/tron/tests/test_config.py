@@ -14,7 +14,8 @@ from chains.checks import check_chain_backends
 from chains.derivation import development_xpub
 from chains.house import fee_coin
 from chains.tron.config import scanned_codes, tron_config, tron_configs
-from chains.tron.tests.deposits_only import PATH
+from chains.tron.policy import SignRefused
+from chains.tron.signer import configured_rules
 
 URL = "http://127.0.0.1:8090"
 USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"  # mainnet USDT
@@ -23,7 +24,7 @@ TOKEN = {"url": URL, "contract": USDT, "decimals": 6}
 
 
 def test_a_good_configuration_is_read_exactly(settings):
-    settings.CHAIN_BACKENDS = {"trx": PATH, "trc20usdt": PATH}
+    settings.CHAIN_BACKENDS = {"trx": "tron", "trc20usdt": "tron"}
     settings.CHAIN_NODES = {
         "trc20usdt": dict(
             TOKEN,
@@ -57,8 +58,29 @@ def test_a_good_configuration_is_read_exactly(settings):
     assert fee_coin("trc20usdt") == "trx"
 
 
+def test_the_signing_rules_are_the_configured_contract_decimals_cap_and_limits(settings):
+    settings.CHAIN_BACKENDS = {"trx": "tron", "trc20usdt": "tron"}
+    settings.CHAIN_NODES = {
+        "trc20usdt": dict(TOKEN, fee_limit_cap="40.5", payout_limit="1000", daily_limit="5000"),
+        "trx": {"url": URL, "payout_limit": "50"},
+    }
+
+    usdt, trx = configured_rules("trc20usdt"), configured_rules("trx")
+
+    assert (usdt.code, usdt.contract, usdt.decimals, usdt.fee_limit_cap) == ("trc20usdt", USDT, 6, 40_500_000)
+    assert (usdt.payout_limit, usdt.daily_limit, usdt.topup_cap) == (1000, 5000, Decimal("40.5"))
+    assert (trx.contract, trx.decimals, trx.payout_limit, trx.daily_limit) == (None, 6, 50, None)
+
+
+def test_a_code_without_a_tron_node_has_no_signing_rules(settings):
+    settings.CHAIN_NODES = {"trx": {"url": URL}}
+
+    with pytest.raises(SignRefused, match="no TRON signing rules for trc20usdt"):
+        configured_rules("trc20usdt")
+
+
 def test_a_token_alone_is_scanned_alone_and_sandbox_codes_are_not_scanned(settings):
-    settings.CHAIN_BACKENDS = {"trc20usdt": PATH}
+    settings.CHAIN_BACKENDS = {"trc20usdt": "tron"}
     settings.CHAIN_NODES = {"trc20usdt": TOKEN, "trx": {"url": URL}}  # trx stays on the sandbox
 
     assert scanned_codes() == ["trc20usdt"]
@@ -85,6 +107,7 @@ def test_a_token_alone_is_scanned_alone_and_sandbox_codes_are_not_scanned(settin
             'resource_address is used only with "energy"',
         ),
         ({"trc20usdt": dict(TOKEN, fee_limit_cap="0")}, "trc20usdt'].fee_limit_cap is a positive amount"),
+        ({"trc20usdt": dict(TOKEN, fee_limit_cap="1.0000001")}, "fee_limit_cap is TRX to the sun"),
         ({"trc20usdt": dict(TOKEN, sweep_min=True)}, "trc20usdt'].sweep_min is a positive amount"),
         ({"trx": {"url": URL, "daily_limit": "-1"}}, "CHAIN_NODES['trx'].daily_limit is a positive amount"),
         ({"trx": {"url": URL, "network": "testnet"}}, "network is one of mainnet, nile, shasta, private"),
@@ -102,7 +125,7 @@ def test_each_mistake_is_refused_with_the_key_to_fix(settings, nodes, says):
 
 
 def test_a_deployment_with_a_bad_entry_is_refused_at_start_naming_the_key(settings):
-    settings.CHAIN_BACKENDS = {"trx": PATH, "trc20usdt": PATH}
+    settings.CHAIN_BACKENDS = {"trx": "tron", "trc20usdt": "tron"}
     settings.CHAIN_NODES = {"trx": {"url": URL}, "trc20usdt": dict(TOKEN, decimals=None)}
     settings.CHAIN_XPUBS = {"tron": development_xpub("tron")[:-1] + "x"}  # not even a key
     settings.SANDBOX_ENABLED = False
@@ -122,24 +145,27 @@ def test_a_deployment_with_a_bad_entry_is_refused_at_start_naming_the_key(settin
 
 
 def test_a_deployment_on_the_public_development_key_is_refused(settings):
-    settings.CHAIN_BACKENDS = {"trx": PATH}
+    settings.CHAIN_BACKENDS = {"trx": "tron"}
     settings.CHAIN_NODES = {"trx": {"url": URL}}
     settings.CHAIN_XPUBS = {}
     settings.SANDBOX_ENABLED = False
+    settings.EVM_SIGNER = "unix:/run/kassa/signer.sock"
 
-    [error] = check_chain_backends()
+    unswept, error = check_chain_backends()
 
+    assert unswept.id == "kassa.E012"  # until sweeps land (below)
     assert error.id == "kassa.E005" and "PUBLIC development key of the tron family" in error.msg
     assert 'CHAIN_XPUBS["tron"]' in (error.hint or "")
 
 
-def test_a_good_deployment_passes_the_checks(settings):
-    settings.CHAIN_BACKENDS = {"trx": PATH, "trc20usdt": PATH}
+def test_a_good_deployment_fails_only_for_want_of_sweeps(settings):
+    settings.CHAIN_BACKENDS = {"trx": "tron", "trc20usdt": "tron"}
     settings.CHAIN_NODES = {"trx": {"url": URL}, "trc20usdt": TOKEN}
     settings.CHAIN_XPUBS = {"tron": _other_xpub()}
     settings.SANDBOX_ENABLED = False
+    settings.EVM_SIGNER = "unix:/run/kassa/signer.sock"
 
-    assert check_chain_backends() == []
+    assert [error.id for error in check_chain_backends()] == ["kassa.E012"]
 
 
 @pytest.mark.parametrize(
@@ -151,7 +177,7 @@ def test_a_good_deployment_passes_the_checks(settings):
     ],
 )
 def test_the_explorer_link_follows_the_network(settings, network, link):
-    settings.CHAIN_BACKENDS = {"trx": PATH}
+    settings.CHAIN_BACKENDS = {"trx": "tron"}
     settings.CHAIN_NODES = {"trx": {"url": URL, "network": network}}
 
     assert get_backend("trx").explorer_url("trx", "ab12") == link
@@ -164,10 +190,34 @@ def _other_xpub() -> str:
 
 
 def test_the_node_is_asked_with_the_configured_key_and_solidity_url(settings):
-    settings.CHAIN_BACKENDS = {"trx": PATH}
+    settings.CHAIN_BACKENDS = {"trx": "tron"}
     settings.CHAIN_NODES = {"trx": {"url": URL, "api_key": "k3y", "solidity_url": "http://127.0.0.1:8091/"}}
 
     node = get_backend("trx").node("trx")
 
     assert (node.url, node.solidity_url) == (URL, "http://127.0.0.1:8091")
     assert node._headers["TRON-PRO-API-KEY"] == "k3y"
+
+
+@pytest.mark.parametrize(
+    ("signer", "refused"), [("", True), ("local", True), ("unix:/run/kassa/s.sock", False)]
+)
+def test_the_tron_backend_is_refused_without_the_signer_process(settings, signer, refused):
+    settings.CHAIN_BACKENDS = {"trx": "tron"}
+    settings.CHAIN_NODES = {"trx": {"url": URL}}
+    settings.EVM_SIGNER = signer
+
+    errors = get_backend("trx").deploy_checks(["trx"])
+
+    assert [error.id for error in errors] == ["kassa.E012", *(["kassa.E008"] if refused else [])]
+
+
+def test_production_refuses_the_tron_backend_until_it_sweeps(settings):
+    settings.CHAIN_BACKENDS = {"trx": "tron", "trc20usdt": "tron"}
+    settings.CHAIN_NODES = {"trx": {"url": URL}}
+    settings.EVM_SIGNER = "unix:/run/kassa/s.sock"
+
+    (unswept,) = get_backend("trx").deploy_checks(["trx", "trc20usdt"])
+
+    assert unswept.id == "kassa.E012" and "does not sweep deposits yet (trx, trc20usdt)" in unswept.msg
+    assert "CHAIN_BACKENDS" in (unswept.hint or "")

@@ -17,7 +17,6 @@ from chains.base import TxStatus
 from chains.models import ChainCursor
 from chains.tasks import chain_settled_watch_all
 from chains.tron.node import TronNode
-from chains.tron.tests.deposits_only import PATH
 from invoices.models import Invoice
 from payments.ledger import ledger_verify
 from payments.models import Deposit
@@ -31,7 +30,7 @@ SOLID = 19  # the devnet solidifies a block 19 blocks behind the head
 @pytest.fixture
 def chain(settings, db, tron_devnet) -> TronChain:  # noqa: F811
     running = TronChain(tron_devnet)
-    settings.CHAIN_BACKENDS = {"trx": PATH, "trc20usdt": PATH}
+    settings.CHAIN_BACKENDS = {"trx": "tron", "trc20usdt": "tron"}
     settings.CHAIN_NODES = running.nodes()
     running.scan()  # the cursor starts at the tip
     return running

@@ -327,7 +327,7 @@ def test_an_unknown_purpose_or_code_without_rules_is_refused():
 
     with pytest.raises(SignRefused, match="unknown purpose 'gift'"):
         signer().sign(request("trx", "gift", transfer, index=1))
-    with pytest.raises(SignRefused, match="no TRON signing rules are configured for trx"):
+    with pytest.raises(SignRefused, match="no TRON signing rules for trx"):
         unconfigured.sign(request("trx", "topup", transfer, index=1))
 
 
