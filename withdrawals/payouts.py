@@ -54,7 +54,7 @@ from core import locks
 from core.assets import get_asset
 from core.enqueue import TaskRef
 from core.offer import offered_codes
-from withdrawals import services
+from withdrawals import expiry, services
 from withdrawals.models import Withdrawal, WithdrawalTx
 from withdrawals.policy import released
 from withdrawals.screening import get_screen
@@ -278,8 +278,8 @@ def payout_monitor(code: str, *, plan: bool = True) -> None:
         kind__in=[ChainTx.Kind.TOPUP, ChainTx.Kind.SWEEP]
     )  # sweeps follow their own (chains.evm.sweeps)
     for chain_tx in open_txs.order_by("pk"):
-        if _expired(backend, chain_tx):
-            _rebuild(code, chain_tx)  # the plan at the end of this run pays its withdrawals anew
+        if expiry.expired_unmined(backend, chain_tx):
+            expiry.close_expired(code, chain_tx)  # the plan at the end of this run pays its withdrawals anew
             continue
         if chain_tx.status == ChainTxStatus.SIGNED:
             payout_broadcast(chain_tx.pk)  # stored but never accepted: a crash before the broadcast
@@ -316,30 +316,6 @@ def payout_monitor(code: str, *, plan: bool = True) -> None:
             ChainTx.objects.filter(pk=chain_tx.pk).update(confirmations=status.confirmations)
     if plan:
         payout_plan(code)
-
-
-def _expired(backend: ChainBackend, chain_tx: ChainTx) -> bool:
-    """Dead for good: past its expiration (backends whose transactions expire) and unknown to the node."""
-    if chain_tx.kind != ChainTx.Kind.PAYOUT or not backend.expired(chain_tx.code, chain_tx.raw):
-        return False
-    return not backend.tx_status(chain_tx.code, chain_tx.txid).known
-
-
-@transaction.atomic
-def _rebuild(code: str, chain_tx: ChainTx) -> None:
-    """A transaction that expired unmined (TRON) can never be included, unlike an EVM one, which its nonce
-    keeps valid until it is mined or replaced: it is closed, and its withdrawals are due again, so the next
-    plan pays them with one new transaction (stored before it is sent, as every plan). Closed, it is never
-    rebuilt again; the signer signs the new one only because the old one expired unknown to the node."""
-    chain_tx = ChainTx.objects.select_for_update().get(pk=chain_tx.pk)
-    if chain_tx.status not in (ChainTxStatus.SIGNED, ChainTxStatus.BROADCAST):
-        return  # another monitor closed it first
-    chain_tx.status = ChainTxStatus.FAILED
-    chain_tx.last_error = "expired unmined: its withdrawals are planned again"
-    chain_tx.save(update_fields=["status", "last_error", "updated_at"])
-    for uid in chain_tx.withdrawal_links.order_by("withdrawal_id").values_list("withdrawal__uid", flat=True):
-        services.withdrawal_unsent(uid=uid)
-    logger.warning("%s: payout %s expired unmined; its withdrawals are planned again", code, chain_tx.txid)
 
 
 def _in_flight(txs: QuerySet[ChainTx]) -> bool:
