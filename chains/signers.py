@@ -9,6 +9,8 @@ family at all is refused.
 
 from __future__ import annotations
 
+import os
+import sqlite3
 from typing import Any
 
 from django.conf import settings
@@ -74,3 +76,14 @@ def signer_location() -> str | None:
     if where.startswith("unix:"):
         return where.removeprefix("unix:")
     raise ImproperlyConfigured('EVM_SIGNER is "unix:/path/to/signer.sock" (or "local" in development)')
+
+
+def open_journal(path: str, schema: str) -> sqlite3.Connection:
+    """A signer journal's SQLite file (mode 0600: the signer's user only; ":memory:" in tests), with the
+    table of `schema` (a CREATE TABLE IF NOT EXISTS statement)."""
+    if path != ":memory:":
+        os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
+        os.chmod(path, 0o600)
+    db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+    db.execute(schema)
+    return db

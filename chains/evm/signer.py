@@ -20,7 +20,6 @@ import logging
 import os
 import socket
 import socketserver
-import sqlite3
 import threading
 import time
 from datetime import UTC, datetime
@@ -42,7 +41,7 @@ from chains.derivation import DEVELOPMENT_MNEMONIC, derive_address, derive_inter
 from chains.evm.config import evm_config
 from chains.evm.node import coin
 from chains.evm.policy import Approved, SignRefused, check
-from chains.signers import signer_location
+from chains.signers import open_journal, signer_location
 from core.money import number_text
 
 logger = logging.getLogger(__name__)
@@ -107,14 +106,11 @@ class SignerJournal:
     `topup_daily_limit`. The file survives a restart of the signer, and the limits with it."""
 
     def __init__(self, path: str = ":memory:") -> None:
-        if path != ":memory:":
-            os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))  # the signer's user only
-            os.chmod(path, 0o600)
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.execute(
+        self._db = open_journal(
+            path,
             "CREATE TABLE IF NOT EXISTS signed (purpose TEXT NOT NULL, ref TEXT NOT NULL, code TEXT NOT NULL,"
             " nonce INTEGER NOT NULL, amount TEXT NOT NULL, day TEXT NOT NULL, txid TEXT NOT NULL,"
-            " PRIMARY KEY (purpose, ref))"
+            " PRIMARY KEY (purpose, ref))",
         )
         self.lock = threading.Lock()
 

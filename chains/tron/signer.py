@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -33,7 +31,7 @@ from django.core.exceptions import ImproperlyConfigured
 from chains.base import SignedTx, UnsignedTx
 from chains.derivation import DEVELOPMENT_MNEMONIC, derive_address, derive_internal_address
 from chains.evm.signer import SocketSigner
-from chains.signers import signer_location
+from chains.signers import open_journal, signer_location
 from chains.tron.config import tron_config
 from chains.tron.policy import HOT, RECEIVING, Approved, SignRefused, TronRules, check
 from chains.tron.transaction import Transaction, private_key_address, sign
@@ -98,14 +96,11 @@ class TronJournal:
     `topup_daily_limit`."""
 
     def __init__(self, path: str = ":memory:") -> None:
-        if path != ":memory:":
-            os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))  # the signer's user only
-            os.chmod(path, 0o600)
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.execute(
+        self._db = open_journal(
+            path,
             "CREATE TABLE IF NOT EXISTS tron_signed (txid TEXT PRIMARY KEY, purpose TEXT NOT NULL,"
             " ref TEXT NOT NULL, code TEXT NOT NULL, amount TEXT NOT NULL, day TEXT NOT NULL,"
-            " expiration INTEGER NOT NULL)"
+            " expiration INTEGER NOT NULL)",
         )
         self.lock = threading.Lock()
 
