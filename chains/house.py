@@ -45,7 +45,7 @@ class FeeRow:
     charged: Decimal  # network fees charged to merchants, in the code
     coin: str
     paid_payouts: Decimal  # network fees the house paid for payouts (replacements and children included)
-    paid_sweeps: Decimal  # for sweeps and gas top-ups
+    paid_sweeps: Decimal  # for sweeps and what readied them (top-ups; TRON: activations, delegations)
 
 
 def house_fees(codes: list[str] | None = None) -> list[FeeRow]:
@@ -61,7 +61,13 @@ def house_paid(code: str) -> Decimal:
 def _row(code: str) -> FeeRow:
     done, charged = payout_book.book().done(code)
     entries = HouseEntry.objects.filter(code=code)
-    sweeps = [ChainTx.Kind.SWEEP, ChainTx.Kind.TOPUP]
+    sweeps = [
+        ChainTx.Kind.SWEEP,
+        ChainTx.Kind.TOPUP,
+        ChainTx.Kind.ACTIVATE,
+        ChainTx.Kind.DELEGATE,
+        ChainTx.Kind.UNDELEGATE,
+    ]
     return FeeRow(
         code=code,
         withdrawals_done=done,

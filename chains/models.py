@@ -78,8 +78,11 @@ class ChainTx(models.Model):
         PAYOUT = "payout"
         BUMP = "bump"  # a replacement paying more (RBF; EVM: the same nonce, higher fees) of `replaces`
         CHILD = "child"  # a child paying for `replaces` (CPFP)
-        TOPUP = "topup"  # EVM: gas sent from the hot address to a deposit address before its token sweep
-        SWEEP = "sweep"  # EVM: a deposit address's funds moved to the hot address
+        TOPUP = "topup"  # gas (EVM) or TRX (TRON) sent from the hot address to a deposit address to sweep
+        SWEEP = "sweep"  # a deposit address's funds moved to the hot address
+        ACTIVATE = "activate"  # TRON: a deposit address created on chain before it signs its sweep
+        DELEGATE = "delegate"  # TRON: staked energy lent to a deposit address for its sweep
+        UNDELEGATE = "undelegate"  # TRON: that energy taken back once the sweep is final
 
     code = models.CharField(max_length=16)
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.PAYOUT)
@@ -94,6 +97,8 @@ class ChainTx(models.Model):
     sender = models.CharField(max_length=128, blank=True)
     nonce = models.PositiveBigIntegerField(null=True)
     fee_paid = MoneyField(null=True)  # what it actually paid once mined (EVM: gasUsed x effective price)
+    # The sweep a top-up, activation, delegation, sweep or undelegation belongs to (chains.sweeps).
+    sweep = models.ForeignKey("Sweep", null=True, on_delete=models.PROTECT, related_name="steps")
     confirmations = models.IntegerField(default=0)
     # The block that holds it once confirmed, and since when the chain no longer does (a reorganisation
     # deeper than the confirmations): the settled watch (chains.settled) follows it for a window of blocks.
@@ -165,26 +170,32 @@ class NonceSlot(models.Model):
 
 
 class SweepStatus(models.TextChoices):
-    TOPUP = "topup"  # a token sweep waiting for its gas top-up to be mined
-    READY = "ready"  # the address holds the gas: the sweep transaction is built next
+    TOPUP = "topup"  # the address is given what its sweep needs first (gas; TRON: activation, energy)
+    READY = "ready"  # the address has what it needs: the sweep transaction is built next
     SENT = "sent"  # the sweep transaction is stored (and sent): waiting for it to be mined
     DONE = "done"  # mined: the funds are at the hot address
-    FAILED = "failed"  # mined with status 0 (e.g. a blacklisted address): a person looks
+    FAILED = "failed"  # failed on chain, or refused by the token (a blacklisted address): a person looks
 
 
 class Sweep(models.Model):
     """Moving what one deposit address holds of one code to the hot address, step by step, each step stored
-    before it is sent so a crash resumes where it stopped (chains.evm.sweeps)."""
+    before it is sent so a crash resumes where it stopped (chains.sweeps: its one state machine)."""
 
     Status = SweepStatus
 
     code = models.CharField(max_length=16)
-    address = models.CharField(max_length=64)  # the deposit address, lowercase 0x...
+    address = models.CharField(max_length=64)  # the deposit address (EVM: lowercase 0x...; TRON: T...)
     derivation_index = models.PositiveBigIntegerField()
     amount = MoneyField()  # what is swept, in the coin of `code`
     status = models.CharField(max_length=16, choices=SweepStatus.choices, default=SweepStatus.READY)
+    # The step readying the address now in flight (EVM: its gas top-up, kept once mined; TRON: cleared once
+    # final, each step's row keeps `sweep`), the sweep transaction, and the undelegation of lent energy.
     topup_tx = models.ForeignKey(ChainTx, null=True, on_delete=models.PROTECT, related_name="+")
     sweep_tx = models.ForeignKey(ChainTx, null=True, on_delete=models.PROTECT, related_name="+")
+    release_tx = models.ForeignKey(ChainTx, null=True, on_delete=models.PROTECT, related_name="+")
+    # TRON: the staked TRX whose energy is lent to the address now, and the address that lent it.
+    delegated = MoneyField(default=0)
+    lender = models.CharField(max_length=64, blank=True)
     last_error = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -194,6 +205,7 @@ class Sweep(models.Model):
             models.CheckConstraint(
                 condition=money_check("amount", strictly_positive=True), name="sweep_amount"
             ),
+            models.CheckConstraint(condition=money_check("delegated"), name="sweep_delegated"),
             models.CheckConstraint(
                 condition=models.Q(status__in=SweepStatus.values), name="sweep_status_valid"
             ),

@@ -28,7 +28,7 @@ from alerts.services import alert_raise, alert_resolve
 from chains.backend import ChainBackend, get_backend
 from chains.base import ChainTransfer, ChainUnavailable, ScanResult, TransferKey
 from chains.deposits import deposits_ingest, open_transfer_keys
-from chains.models import ChainCursor, WatchRange
+from chains.models import ChainCursor, ChainTx, WatchRange
 from core.assets import get_asset
 from payments.models import DerivationCounter
 
@@ -52,7 +52,8 @@ def chain_scan(code: str) -> int:
     try:
         _keep_watching(backend, code)
         result = backend.scan(code, row.cursor or None)
-        mentioned = {transfer.key for transfer in result.transfers}
+        scanned = _not_the_house(result.transfers)
+        mentioned = {transfer.key for transfer in scanned}
         opened = [key for each in codes for key in open_transfer_keys(each)]
         to_check = [key for key in dict.fromkeys([*opened, *result.dropped]) if key not in mentioned]
         # What was seen before goes first: two payments to one invoice settled in the same cycle are taken
@@ -63,7 +64,7 @@ def chain_scan(code: str) -> int:
             for transfer in _recheck(backend, each, [key for key in to_check if key.code == each])
         ]
         ingested = 0
-        for transfers in (rechecked, result.transfers):
+        for transfers in (rechecked, scanned):
             for each in codes:
                 ingested += deposits_ingest(each, [t for t in transfers if t.code == each])
     except ChainUnavailable as exc:
@@ -73,6 +74,17 @@ def chain_scan(code: str) -> int:
     if result.dropped:
         _after_reorg(codes, result.tip.height)
     return ingested
+
+
+def _not_the_house(transfers: list[ChainTransfer]) -> list[ChainTransfer]:
+    """The transfers that are payments: the house's own steps of a sweep (the gas or TRX it sends a deposit
+    address before sweeping it) reach a deposit address too, and are none. A payout that pays one of our
+    deposit addresses is a payment like any other."""
+    txids = {transfer.txid for transfer in transfers}
+    if not txids:
+        return transfers
+    ours = set(ChainTx.objects.filter(txid__in=txids, sweep__isnull=False).values_list("txid", flat=True))
+    return [transfer for transfer in transfers if transfer.txid not in ours]
 
 
 def _after_reorg(codes: list[str], tip: int) -> None:

@@ -57,6 +57,14 @@ def evm_sweep_all() -> None:
 
 
 @shared_task(ignore_result=True)
+def tron_sweep_all() -> None:
+    """Sweep TRON deposit addresses to the hot address (chains.tron.sweeps)."""
+    from chains.tron.sweeps import tron_sweep_all as sweep_all
+
+    sweep_all()
+
+
+@shared_task(ignore_result=True)
 def sandbox_mine_block() -> None:
     if settings.SANDBOX_BLOCK_SECONDS and any(is_sandbox(asset.code) for asset in all_assets()):
         sandbox.sandbox_mine(count=1)

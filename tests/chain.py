@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import time
 from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
@@ -174,6 +175,14 @@ class TronChain:
     def fork(self, depth: int) -> list[str]:
         """Drop the last `depth` (unsolidified) blocks and the pending transactions; their txids."""
         return list(self.devnet.fork(depth)["dropped"])
+
+    def keep_time(self) -> None:
+        """Bring the devnet's clock (its genesis is 2026-01-01) to ours: the signer checks a transaction's
+        expiration by its own clock."""
+        head = self.devnet.post("wallet/getnowblock")["block_header"]["raw_data"]["timestamp"]
+        behind = int(time.time() * 1000) - int(head)
+        if behind > 0:
+            self.devnet.mine(skip_seconds=behind // 1000 + 1)
 
     def scan(self, blocks: int = 0) -> int:
         """Mine `blocks`, then one ingestion cycle of the TRON codes (trx leads their shared cursor)."""

@@ -1,13 +1,10 @@
-"""Sweeps: what EVM deposit addresses receive moves to the hot address, which pays the withdrawals.
+"""EVM sweeps: what deposit addresses receive moves to the hot address, which pays the withdrawals, on the
+one Sweep state machine (chains.sweeps).
 
-A deposit address holding at least the code's `sweep_min` (after a confirmed deposit) gets a `Sweep`:
-
-    (new) --sweep_open--> READY  (a native coin, or a token address already holding its gas)
-    (new) --sweep_open--> TOPUP  --sweep_topup_stored--> TOPUP (its top-up stored, then sent)
-                          TOPUP  --sweep_funded--> READY   (the top-up is mined)
-                          READY  --sweep_stored--> SENT    (the sweep transaction stored, then sent)
-                          SENT   --sweep_done--> DONE      (mined)
-                  TOPUP or SENT  --sweep_failed--> FAILED  (mined with status 0: an alert for a person)
+A deposit address holding at least the code's `sweep_min` (after a confirmed deposit) gets a `Sweep`,
+READY for a native coin or a token address already holding its gas, else TOPUP: its gas top-up is signed,
+stored (its nonce taken) and sent; once mined the sweep is READY, then its transaction is stored and sent
+(SENT) and mined (DONE), or mined with status 0 (FAILED: an alert for a person).
 
 Every transaction is signed and stored (with its nonce taken) in one commit before it is sent; a round
 after a crash re-sends the stored bytes, never a new transaction. The sweep is built only once the top-up
@@ -23,35 +20,31 @@ from decimal import Decimal
 from functools import cache, partial
 from typing import Any
 
-from django.db import transaction
-from django.db.models import Max
 from web3 import Web3
 
-from alerts.services import alert_raise
 from chains.backend import get_backend
 from chains.base import ChainUnavailable, FeeQuote, Outcome, PayoutHeld, SignedTx
 from chains.evm.backend import EvmBackend
 from chains.evm.config import evm_config
 from chains.evm.node import NATIVE_GAS, coin, from_units, hot_address, to_units
-from chains.house import house_book_network_fee
 from chains.models import ChainTx, ChainTxStatus, Sweep
 from chains.nonces import nonce_take
+from chains.sweeps import (
+    OPEN,
+    sweep_candidates,
+    sweep_done,
+    sweep_failed,
+    sweep_funded,
+    sweep_open,
+    sweep_stored,
+    sweep_topup_stored,
+)
 from core.assets import get_asset
-from core.money import number_text
-from payments.models import Deposit, DepositAddress
 
 logger = logging.getLogger(__name__)
 
 # Gas limit of a token sweep's transfer (an ERC-20 transfer to an address that holds some uses 30-65 k).
 TOKEN_SWEEP_GAS = 100_000
-OPEN = [Sweep.Status.TOPUP, Sweep.Status.READY, Sweep.Status.SENT]
-TRANSITIONS = {
-    "sweep_topup_stored": ([Sweep.Status.TOPUP], Sweep.Status.TOPUP),
-    "sweep_funded": ([Sweep.Status.TOPUP], Sweep.Status.READY),
-    "sweep_stored": ([Sweep.Status.READY], Sweep.Status.SENT),
-    "sweep_done": ([Sweep.Status.SENT], Sweep.Status.DONE),
-    "sweep_failed": ([Sweep.Status.TOPUP, Sweep.Status.SENT], Sweep.Status.FAILED),
-}
 
 
 def evm_sweep(code: str) -> None:
@@ -71,39 +64,13 @@ def evm_sweep(code: str) -> None:
         except Exception as exc:
             logger.exception("sweep %s of %s failed this round; the others go on", sweep.pk, code)
             Sweep.objects.filter(pk=sweep.pk).update(last_error=str(exc)[:500])
-    for address, index in _candidates(code):
+    for address, index in sweep_candidates(code):
         try:
             _open(backend, code, address, index, quote())
         except ChainUnavailable:
             raise
         except Exception:
             logger.exception("a sweep of %s %s could not be opened; the others go on", code, address)
-
-
-def _candidates(code: str) -> list[tuple[str, int]]:
-    """Deposit addresses with a confirmed deposit of `code` newer than their last sweep of it."""
-    confirmed = (
-        Deposit.objects.filter(code=code, status=Deposit.Status.CONFIRMED)
-        .values("address")
-        .annotate(last=Max("updated_at"))
-    )
-    swept = dict(
-        Sweep.objects.filter(code=code)
-        .values("address")
-        .annotate(last=Max("created_at"))
-        .values_list("address", "last")
-    )
-    open_now = set(Sweep.objects.filter(code=code, status__in=OPEN).values_list("address", flat=True))
-    due = {
-        row["address"].lower()
-        for row in confirmed
-        if row["address"].lower() not in open_now
-        and (swept.get(row["address"].lower()) is None or swept[row["address"].lower()] < row["last"])
-    }
-    indexes = DepositAddress.objects.filter(route_key__in=due, tag="").values_list(
-        "route_key", "derivation_index"
-    )
-    return sorted(indexes)
 
 
 def _open(backend: EvmBackend, code: str, address: str, index: int, fee: FeeQuote) -> Sweep | None:
@@ -125,11 +92,7 @@ def _open(backend: EvmBackend, code: str, address: str, index: int, fee: FeeQuot
         status = Sweep.Status.TOPUP if native < TOKEN_SWEEP_GAS * max_fee else Sweep.Status.READY
     if amount < config.sweep_min:
         return None
-    sweep = Sweep.objects.create(
-        code=code, address=address.lower(), derivation_index=index, amount=amount, status=status
-    )
-    logger.info("sweep %s opened: %s %s from %s (%s)", sweep.pk, amount, code, address, status)
-    return sweep
+    return sweep_open(code, address.lower(), index, amount, status)
 
 
 def _step(backend: EvmBackend, sweep: Sweep, quote: Callable[[], FeeQuote]) -> None:
@@ -159,7 +122,7 @@ def _send_topup(backend: EvmBackend, sweep: Sweep, fee: FeeQuote) -> None:
     tx = backend.transaction(config, call, gas=NATIVE_GAS, fee=fee, nonce=backend.next_nonce(w3, config, hot))
     unsigned = backend.unsigned(code, tx, purpose="topup", ref=f"sweep:{sweep.pk}", payments=(), sender=hot)
     signed = backend.signer(code).sign(unsigned)
-    if sweep_topup_stored(sweep.pk, signed):
+    if sweep_topup_stored(sweep.pk, partial(_store, signed=signed, kind=ChainTx.Kind.TOPUP)):
         _send(backend, code, signed)
 
 
@@ -188,7 +151,7 @@ def _send_sweep(backend: EvmBackend, sweep: Sweep, fee: FeeQuote) -> None:
         index=sweep.derivation_index,
     )
     signed = backend.signer(code).sign(unsigned)
-    if sweep_stored(sweep.pk, signed):
+    if sweep_stored(sweep.pk, partial(_store, signed=signed, kind=ChainTx.Kind.SWEEP)):
         _send(backend, code, signed)
 
 
@@ -213,7 +176,8 @@ def _follow(backend: EvmBackend, sweep: Sweep, chain_tx: ChainTx, *, on_mined: A
         on_mined(sweep.pk, fee_paid=status.fee_paid)
 
 
-def _store(sweep: Sweep, signed: SignedTx, kind: str) -> ChainTx | None:
+def _store(sweep: Sweep, *, signed: SignedTx, kind: str) -> ChainTx | None:
+    """The ChainTx of a signed top-up or sweep, its nonce taken first (None: another took it)."""
     if signed.nonce is None or not nonce_take(signed.chain, signed.sender, signed.nonce):
         logger.warning(
             "sweep %s: nonce %s of %s taken first; built again next round",
@@ -230,86 +194,7 @@ def _store(sweep: Sweep, signed: SignedTx, kind: str) -> ChainTx | None:
         fee=signed.fee,
         sender=signed.sender,
         nonce=signed.nonce,
-    )
-
-
-def _mined(chain_tx: ChainTx, outcome: str, fee_paid: Decimal | None, *, error: str = "") -> None:
-    """A sweep's transaction was mined: its status and the gas it paid, booked to the house account."""
-    chain_tx.status, chain_tx.last_error = outcome, error[:500]
-    chain_tx.fee_paid = fee_paid if fee_paid is not None else chain_tx.fee_paid
-    chain_tx.save(update_fields=["status", "last_error", "fee_paid", "updated_at"])
-    house_book_network_fee(chain_tx)
-
-
-def _locked(sweep_id: int, transition: str) -> Sweep | None:
-    sweep = Sweep.objects.select_for_update().get(pk=sweep_id)
-    sources, _ = TRANSITIONS[transition]
-    return sweep if sweep.status in sources else None
-
-
-def _move(sweep: Sweep, transition: str, **fields: Any) -> None:
-    sweep.status = TRANSITIONS[transition][1]
-    for name, value in fields.items():
-        setattr(sweep, name, value)
-    sweep.save(update_fields=["status", "updated_at", *fields])
-
-
-def sweep_topup_stored(sweep_id: int, signed: SignedTx) -> bool:
-    """The gas top-up signed: stored (its nonce taken) in one commit before it is sent."""
-    return _stored(sweep_id, signed, "sweep_topup_stored", ChainTx.Kind.TOPUP, "topup_tx")
-
-
-@transaction.atomic
-def sweep_funded(sweep_id: int, *, fee_paid: Decimal | None = None) -> None:
-    sweep = _locked(sweep_id, "sweep_funded")
-    if sweep is None:
-        return
-    if sweep.topup_tx is not None:
-        _mined(sweep.topup_tx, ChainTxStatus.CONFIRMED, fee_paid)
-    _move(sweep, "sweep_funded")
-
-
-def sweep_stored(sweep_id: int, signed: SignedTx) -> bool:
-    """The sweep transaction signed: stored (its nonce taken) in one commit before it is sent."""
-    return _stored(sweep_id, signed, "sweep_stored", ChainTx.Kind.SWEEP, "sweep_tx")
-
-
-@transaction.atomic
-def _stored(sweep_id: int, signed: SignedTx, transition: str, kind: str, field: str) -> bool:
-    sweep = _locked(sweep_id, transition)
-    if sweep is None or getattr(sweep, f"{field}_id") is not None:
-        return False  # another round stored one first: this one is never sent
-    chain_tx = _store(sweep, signed, kind)
-    if chain_tx is None:
-        return False
-    _move(sweep, transition, **{field: chain_tx})
-    return True
-
-
-@transaction.atomic
-def sweep_done(sweep_id: int, *, fee_paid: Decimal | None = None) -> None:
-    sweep = _locked(sweep_id, "sweep_done")
-    if sweep is None:
-        return
-    if sweep.sweep_tx is not None:
-        _mined(sweep.sweep_tx, ChainTxStatus.CONFIRMED, fee_paid)
-    _move(sweep, "sweep_done", last_error="")
-    logger.info("sweep %s done: %s %s at the hot address", sweep.pk, sweep.amount, sweep.code)
-
-
-@transaction.atomic
-def sweep_failed(sweep_id: int, reason: str, *, failed: int, fee_paid: Decimal | None = None) -> None:
-    """The sweep's transaction `failed` was mined with status 0: it paid its gas and moved nothing."""
-    sweep = _locked(sweep_id, "sweep_failed")
-    if sweep is None:
-        return
-    _mined(ChainTx.objects.select_for_update().get(pk=failed), ChainTxStatus.FAILED, fee_paid, error=reason)
-    _move(sweep, "sweep_failed", last_error=reason[:500])
-    alert_raise(
-        kind="sweep_failed",
-        key=f"{sweep.code}:{sweep.address}",
-        message=f"{sweep.code} sweep of {number_text(sweep.amount)} from {sweep.address} failed: {reason}. "
-        "The funds stay at the deposit address; a person looks (a blacklisted address?).",
+        sweep=sweep,
     )
 
 

@@ -4,7 +4,8 @@ Deposits work: addresses from `CHAIN_XPUBS["tron"]` (m/44'/195'/0'/0/i; the hot 
 m/44'/195'/0'/1/0, as on EVM), block scans with receipts, finality at the solidified block, rechecks by id
 (chains.tron.scanner), and the node's configuration (chains.tron.config). Payouts: one withdrawal a
 transaction from the hot address, done at solidification, rebuilt only once expired and unknown
-(chains.tron.payouts). Sweeps of deposit addresses to the hot address are not written yet.
+(chains.tron.payouts). Sweeps of deposit addresses to the hot address, energy lent or TRX burnt
+(chains.tron.sweeps).
 """
 
 from __future__ import annotations
@@ -39,19 +40,9 @@ class TronBackend(TronScanner, TronPayouts, XpubAddressesMixin, ChainBackend):
         tron_config(code)
 
     def deploy_checks(self, codes: list[str]) -> list[CheckMessage]:
-        # Not for real money yet: without sweeps each payment stays at its own deposit address, while
-        # payouts leave from the hot address, which the operator would have to fund by hand.
-        unswept = Error(
-            f"The TRON backend does not sweep deposits yet ({', '.join(codes)}): each payment would stay at "
-            "its own deposit address while payouts drain the hot address.",
-            hint="Keep trx and trc20usdt on the sandbox in production (leave them out of CHAIN_BACKENDS) "
-            "until sweeps land; try the backend with the development settings and its devnet (docs/tron.md).",
-            id="kassa.E012",
-        )
         if str(settings.EVM_SIGNER or "").startswith("unix:"):
-            return [unswept]
+            return []
         return [
-            unswept,
             Error(
                 "The TRON backend needs the signer process: EVM_SIGNER is not a unix: socket "
                 f"({settings.EVM_SIGNER!r}). The in-process signer holds the public development seed.",

@@ -15,7 +15,9 @@
   asset's minimum withdrawal).
 - `fee_limit_cap` (tokens): the most TRX one contract call may burn (its `fee_limit`; default 100).
 - `energy` (tokens): how a call from a deposit address gets its energy: "burn" (the default: TRX sent to
-  it is burnt) or "delegate" (staked energy delegated from `resource_address`, then taken back).
+  it is burnt) or "delegate" (staked energy delegated from `resource_address`, then taken back). The
+  resource address is an account of the seed, so that the signer can sign its delegations: the hot
+  address (m/44'/195'/0'/1/0) or the seed's resource account (m/44'/195'/0'/1/1).
 - `payout_limit`, `daily_limit`: the most one payout, and all payouts of a UTC day, may send of this code.
 - `CHAIN_XPUBS["tron"]`: the account key (m/44'/195'/0') deposit addresses are derived from.
 Finality is the chain's (the solidified block), not the asset's `confirmations`.
@@ -39,6 +41,7 @@ from core.offer import on_sandbox_backend
 NATIVE = "trx"
 NETWORKS = ("mainnet", "nile", "shasta", "private")
 ENERGY_MODES = ("burn", "delegate")
+RESOURCE_INDEXES = (0, 1)  # the hot address, the resource account: m/44'/195'/0'/1/<i>
 NODE_KEYS = ("url", "solidity_url", "api_key", "network")  # one chain, one node: equal in every entry
 TOKEN_KEYS = {"contract", "decimals", "fee_limit_cap", "energy", "resource_address"}
 _KEYS = {*NODE_KEYS, *TOKEN_KEYS, "sweep_min", "payout_limit", "daily_limit"}
@@ -57,6 +60,7 @@ class TronConfig:
     fee_limit_cap: Decimal  # TRX
     energy: str  # "burn" or "delegate"
     resource_address: str | None
+    resource_index: int | None  # m/44'/195'/0'/1/<i> of resource_address
     payout_limit: Decimal | None
     daily_limit: Decimal | None
 
@@ -133,6 +137,7 @@ def _parse(code: str, entry: Any) -> TronConfig:
         )
     elif resource is not None:
         raise ImproperlyConfigured(f'{where}.resource_address is used only with "energy": "delegate"')
+    resource_index = None if resource is None else _resource_index(where, resource)
     network = entry.get("network", "mainnet")
     if network not in NETWORKS:
         raise ImproperlyConfigured(f"{where}.network is one of {', '.join(NETWORKS)}")
@@ -148,6 +153,7 @@ def _parse(code: str, entry: Any) -> TronConfig:
         fee_limit_cap=_sun(where, "fee_limit_cap", entry.get("fee_limit_cap", "100")),
         energy=energy,
         resource_address=resource,
+        resource_index=resource_index,
         payout_limit=_optional(where, "payout_limit", entry.get("payout_limit")),
         daily_limit=_optional(where, "daily_limit", entry.get("daily_limit")),
     )
@@ -158,6 +164,22 @@ def _address(where: str, key: str, value: Any, what: str) -> str:
         return address.validate(value)
     except address.InvalidTronAddress as exc:
         raise ImproperlyConfigured(f"{where}.{key} is {what}: {exc}") from None
+
+
+def _resource_index(where: str, resource: str) -> int:
+    """The index on the seed's internal chain of the account whose stake lends energy: its key must be the
+    signer's, or no delegation could ever be signed."""
+    from chains.derivation import derive_internal_address
+
+    accounts = {index: derive_internal_address("tron", index) for index in RESOURCE_INDEXES}
+    for index, account in accounts.items():
+        if account == resource:
+            return index
+    raise ImproperlyConfigured(
+        f"{where}.resource_address is an account whose key the signer holds: the hot address "
+        f"{accounts[0]} (m/44'/195'/0'/1/0) or the resource account {accounts[1]} (m/44'/195'/0'/1/1) "
+        'of CHAIN_XPUBS["tron"]; stake TRX for energy on it'
+    )
 
 
 def _optional_url(where: str, key: str, value: Any) -> str | None:
@@ -192,7 +214,7 @@ def _optional(where: str, key: str, value: Any) -> Decimal | None:
 
 
 def _reset(*, setting: str, **kwargs: Any) -> None:
-    if setting in ("CHAIN_NODES", "CHAIN_BACKENDS"):
+    if setting in ("CHAIN_NODES", "CHAIN_BACKENDS", "CHAIN_XPUBS"):
         tron_configs.cache_clear()
 
 

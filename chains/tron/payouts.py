@@ -66,7 +66,7 @@ class TronPayouts:
         its cap is met in `build`."""
         parameters = self.node(code).chain_parameters()
         return FeeQuote(
-            rate=Decimal(_param(parameters, "getEnergyFee")), unit="sun/energy", source="getchainparameters"
+            rate=Decimal(parameters.sun("getEnergyFee")), unit="sun/energy", source="getchainparameters"
         )
 
     def build(self, code: str, payments: list[Payment], fee: FeeQuote) -> UnsignedTx:
@@ -81,25 +81,17 @@ class TronPayouts:
         if config.contract is None:
             message: ContractMessage = TransferContract(hot, to, units)
         else:
-            held = self._token_units(node, config, hot)
+            held = self.token_units(node, config, hot)
             if held < units:
                 raise InsufficientFunds(f"{hot} holds {from_units(held, config.decimals)} {code}")
             data = trc20_transfer_data(to, units)
             message = TriggerSmartContract(hot, config.contract, data)
             fee_limit = self._fee_limit(node, config, parameters, hot, data)
-        head = node.now_block()
-        raw = single(
-            message,
-            ref_block=tapos(head.height, head.block_id),
-            expiration=head.timestamp + EXPIRATION_MS,
-            timestamp=head.timestamp,
-            fee_limit=fee_limit,
-        )
-        tx = Transaction.build(raw)
+        tx = at_head(node, message, fee_limit)
         burn = self._bandwidth_burn(node, parameters, hot, len(tx.raw_bytes))
         if config.contract is None and not node.account(to).exists:
-            burn += _param(parameters, "getCreateAccountFee")
-            burn += _param(parameters, "getCreateNewAccountFeeInSystemContract")
+            burn += parameters.sun("getCreateAccountFee")
+            burn += parameters.sun("getCreateNewAccountFeeInSystemContract")
         trx = node.account(hot).balance
         need = burn + fee_limit + (units if config.contract is None else 0)
         if trx < need:
@@ -120,7 +112,7 @@ class TronPayouts:
         measured = node.trigger_constant(hot, config.contract, data)
         if measured.reverted:
             raise InsufficientFunds(f"the token refuses the transfer from {hot}: {measured.message}")
-        sun = Decimal(measured.energy_used * _param(parameters, "getEnergyFee")) * ENERGY_MARGIN
+        sun = Decimal(measured.energy_used * parameters.sun("getEnergyFee")) * ENERGY_MARGIN
         fee_limit = int(sun.to_integral_value(rounding=ROUND_UP))
         if fee_limit > to_units(config.fee_limit_cap):
             raise FeeOverCap(
@@ -133,9 +125,10 @@ class TronPayouts:
         needed = size + BANDWIDTH_OVERHEAD
         if node.account_resource(hot).bandwidth_left >= needed:
             return 0
-        return needed * _param(parameters, "getTransactionFee")
+        return needed * parameters.sun("getTransactionFee")
 
-    def _token_units(self, node: TronNode, config: TronConfig, owner: str) -> int:
+    def token_units(self, node: TronNode, config: TronConfig, owner: str) -> int:
+        """What `owner` holds of the code's token, in its units (balanceOf)."""
         assert config.contract is not None
         call = bytes.fromhex("70a08231") + bytes(12) + address.to_bytes(owner)[1:]  # balanceOf(owner)
         result = node.trigger_constant(owner, config.contract, call)
@@ -196,7 +189,7 @@ class TronPayouts:
         node, hot = self.node(code), self.hot_address(code)
         if config.contract is None:
             return from_units(node.account(hot).balance)
-        return from_units(self._token_units(node, config, hot), config.decimals)
+        return from_units(self.token_units(node, config, hot), config.decimals)
 
     def gas_tank(self, code: str) -> Decimal:
         """The hot address's TRX: it burns for every payout's bandwidth and energy."""
@@ -212,6 +205,15 @@ class TronPayouts:
         return None
 
 
-def _param(parameters: ChainParameters, key: str) -> int:
-    """A chain parameter in sun; java-tron leaves a parameter at 0 out of its answer: free, not unknown."""
-    return parameters.values.get(key, 0)
+def at_head(node: TronNode, message: ContractMessage, fee_limit: int = 0) -> Transaction:
+    """`message` in an unsigned transaction built here, not by the node: TAPOS from the node's head block,
+    expiring EXPIRATION_MS after that block's time."""
+    head = node.now_block()
+    raw = single(
+        message,
+        ref_block=tapos(head.height, head.block_id),
+        expiration=head.timestamp + EXPIRATION_MS,
+        timestamp=head.timestamp,
+        fee_limit=fee_limit,
+    )
+    return Transaction.build(raw)

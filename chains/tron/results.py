@@ -218,10 +218,19 @@ class Account:
     address: str
     exists: bool
     balance: int  # sun
+    staked_energy: int = 0  # sun staked for energy and not delegated away (frozenV2 ENERGY): lendable
 
     @classmethod
     def parse(cls, asked: str, data: Mapping[str, Any]) -> Account:
-        return cls(address.to_base58(asked), bool(data), _int(data, "balance"))
+        frozen = data.get("frozenV2") or []
+        if not isinstance(frozen, list):
+            raise NodeAnswerError("getaccount: frozenV2 is not a list")
+        energy = sum(
+            _int(entry, "amount")
+            for entry in (_object(item, "a frozenV2 entry") for item in frozen)
+            if entry.get("type") == "ENERGY"
+        )
+        return cls(address.to_base58(asked), bool(data), _int(data, "balance"), energy)
 
 
 @dataclass(frozen=True)
@@ -234,6 +243,9 @@ class AccountResource:
     net_used: int
     energy_limit: int
     energy_used: int
+    # The whole network's: energy a day, and TRX staked for it; one staked TRX gives limit / weight energy.
+    total_energy_limit: int = 0
+    total_energy_weight: int = 0
 
     @classmethod
     def parse(cls, data: Mapping[str, Any]) -> AccountResource:
@@ -244,6 +256,8 @@ class AccountResource:
             net_used=_int(data, "NetUsed"),
             energy_limit=_int(data, "EnergyLimit"),
             energy_used=_int(data, "EnergyUsed"),
+            total_energy_limit=_int(data, "TotalEnergyLimit"),
+            total_energy_weight=_int(data, "TotalEnergyWeight"),
         )
 
     @property
@@ -271,6 +285,10 @@ class ChainParameters:
             entry = _object(entry, "a chain parameter")
             values[_text(entry, "key")] = _int(entry, "value")
         return cls(values)
+
+    def sun(self, key: str) -> int:
+        """A fee or rate parameter; java-tron leaves a parameter at 0 out of its answer: free, not unknown."""
+        return self.values.get(key, 0)
 
     def __getitem__(self, key: str) -> int:
         if key not in self.values:

@@ -71,6 +71,7 @@ def configured_rules(code: str) -> TronRules:
         topup_daily_limit=config.fee_limit_cap * TOPUPS_A_DAY,
         payout_limit=config.payout_limit,
         daily_limit=config.daily_limit,
+        resource_index=config.resource_index,
     )
 
 

@@ -202,6 +202,12 @@ CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE: dict = {}
 
+
+def _beat(name: str, task: str, seconds: float) -> None:
+    """A beat entry: `task` (its dotted name) every `seconds`."""
+    CELERY_BEAT_SCHEDULE[name] = {"task": task, "schedule": seconds}
+
+
 # --- Auth, i18n, static ---------------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -311,10 +317,7 @@ WEBHOOK_ENQUEUE_LEASE_SECONDS = env.int("WEBHOOK_ENQUEUE_LEASE_SECONDS", default
 WEBHOOK_POLL_SECONDS = env.float("WEBHOOK_POLL_SECONDS", default=10)
 WEBHOOK_POLL_GRACE_SECONDS = env.float("WEBHOOK_POLL_GRACE_SECONDS", default=15)
 WEBHOOK_POLL_BATCH = 200
-CELERY_BEAT_SCHEDULE["webhook-poll-due"] = {
-    "task": "webhooks.tasks.webhook_poll_due",
-    "schedule": WEBHOOK_POLL_SECONDS,
-}
+_beat("webhook-poll-due", "webhooks.tasks.webhook_poll_due", WEBHOOK_POLL_SECONDS)
 
 # --- Chains ---------------------------------------------------------------------------------------------
 # Payment code -> backend ("sandbox" or a dotted path); every code not named runs on the sandbox chain.
@@ -331,27 +334,23 @@ CHAIN_POLL_SECONDS = env.float("CHAIN_POLL_SECONDS", default=15)
 # Where the EVM backend has its transactions signed: "unix:/run/kassa/signer.sock" (the signer process,
 # `manage.py run_signer`), or "local" (in-process, the public development seed: development and tests only).
 EVM_SIGNER = env.str("EVM_SIGNER", default="")
-# Beat: sweeps of EVM deposit addresses to the hot address (chains.evm.sweeps), this often.
+# Beat: sweeps of deposit addresses to the hot address (chains.evm.sweeps, chains.tron.sweeps), this often.
 EVM_SWEEP_SECONDS = env.float("EVM_SWEEP_SECONDS", default=60)
-CELERY_BEAT_SCHEDULE["evm-sweep"] = {"task": "chains.tasks.evm_sweep_all", "schedule": EVM_SWEEP_SECONDS}
+_beat("evm-sweep", "chains.tasks.evm_sweep_all", EVM_SWEEP_SECONDS)
+TRON_SWEEP_SECONDS = env.float("TRON_SWEEP_SECONDS", default=60)
+_beat("tron-sweep", "chains.tasks.tron_sweep_all", TRON_SWEEP_SECONDS)
 # Beat mines a sandbox block this often; 0 turns it off (tests). `make run` sets it.
 SANDBOX_BLOCK_SECONDS = env.float("SANDBOX_BLOCK_SECONDS", default=0)
-CELERY_BEAT_SCHEDULE["chain-scan"] = {"task": "chains.tasks.chain_scan_all", "schedule": CHAIN_POLL_SECONDS}
+_beat("chain-scan", "chains.tasks.chain_scan_all", CHAIN_POLL_SECONDS)
 # The settled watch (chains.settled): credited deposits and confirmed payouts stay followed this many blocks
 # after their own, per family (deeper than any confirmation count: a reorganisation past those must still be
 # seen), and are re-checked this often as well as after every reorganisation a scan reports.
 CHAIN_SETTLED_WATCH_BLOCKS = {"btc": 100, "ltc": 100, "bch": 100, "evm": 128}
 CHAIN_SETTLED_WATCH_BLOCKS.update(json.loads(env.str("CHAIN_SETTLED_WATCH_BLOCKS", default="{}")))
 CHAIN_SETTLED_WATCH_SECONDS = env.float("CHAIN_SETTLED_WATCH_SECONDS", default=60)
-CELERY_BEAT_SCHEDULE["chain-settled-watch"] = {
-    "task": "chains.tasks.chain_settled_watch_all",
-    "schedule": CHAIN_SETTLED_WATCH_SECONDS,
-}
+_beat("chain-settled-watch", "chains.tasks.chain_settled_watch_all", CHAIN_SETTLED_WATCH_SECONDS)
 if SANDBOX_BLOCK_SECONDS:
-    CELERY_BEAT_SCHEDULE["sandbox-mine"] = {
-        "task": "chains.tasks.sandbox_mine_block",
-        "schedule": SANDBOX_BLOCK_SECONDS,
-    }
+    _beat("sandbox-mine", "chains.tasks.sandbox_mine_block", SANDBOX_BLOCK_SECONDS)
 
 # --- Invoices -------------------------------------------------------------------------------------------
 # Service fee in percent of the converted total (a company's own fee_percent wins).
@@ -363,10 +362,7 @@ INVOICE_PUBLIC_RATE = env.str("INVOICE_PUBLIC_RATE", default="120/min")
 NUM_PROXIES = env.int("NUM_PROXIES", default=0)  # proxies in front of gunicorn setting X-Forwarded-For
 REST_FRAMEWORK["NUM_PROXIES"] = NUM_PROXIES
 REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {"invoice_public": INVOICE_PUBLIC_RATE}
-CELERY_BEAT_SCHEDULE["invoice-expiry"] = {
-    "task": "invoices.tasks.invoice_expire_due",
-    "schedule": INVOICE_EXPIRY_SWEEP_SECONDS,
-}
+_beat("invoice-expiry", "invoices.tasks.invoice_expire_due", INVOICE_EXPIRY_SWEEP_SECONDS)
 
 # --- Rates (core/rates.py) --------------------------------------------------------------------------
 # "static" (the table below, overlaid by RATES_FILE, which `manage.py update_rates` writes), "http" (a
@@ -419,18 +415,9 @@ AUTO_WITHDRAWAL_SWEEP_SECONDS = env.float("AUTO_WITHDRAWAL_SWEEP_SECONDS", defau
 IDEMPOTENCY_TTL_HOURS = 24
 IDEMPOTENCY_WAIT_SECONDS = env.float("IDEMPOTENCY_WAIT_SECONDS", default=10)
 IDEMPOTENCY_LEASE_SECONDS = env.int("IDEMPOTENCY_LEASE_SECONDS", default=60)
-CELERY_BEAT_SCHEDULE["payout-monitor"] = {
-    "task": "withdrawals.tasks.payout_monitor_all",
-    "schedule": WITHDRAWAL_POLL_SECONDS,
-}
-CELERY_BEAT_SCHEDULE["auto-withdrawal-sweep"] = {
-    "task": "withdrawals.tasks.auto_withdrawal_sweep_due",
-    "schedule": AUTO_WITHDRAWAL_SWEEP_SECONDS,
-}
-CELERY_BEAT_SCHEDULE["idempotency-keys-purge"] = {
-    "task": "withdrawals.tasks.idempotency_keys_purge",
-    "schedule": 3600,
-}
+_beat("payout-monitor", "withdrawals.tasks.payout_monitor_all", WITHDRAWAL_POLL_SECONDS)
+_beat("auto-withdrawal-sweep", "withdrawals.tasks.auto_withdrawal_sweep_due", AUTO_WITHDRAWAL_SWEEP_SECONDS)
+_beat("idempotency-keys-purge", "withdrawals.tasks.idempotency_keys_purge", 3600)
 # --- end Withdrawals ------------------------------------------------------------------------------------
 
 # --- Dashboard (payments/dashboard/) ----------------------------------------------------------------------

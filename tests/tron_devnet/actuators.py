@@ -1,7 +1,7 @@
 """What each contract type checks and does (java-tron's "actuators"), for the types the devnet serves:
-TransferContract, TriggerSmartContract, FreezeBalanceV2Contract, DelegateResourceContract and
-UnDelegateResourceContract. `check` raises Refused(CONTRACT_VALIDATE_ERROR) with java-tron's wording;
-`apply` changes the ledger (and the EVM) and answers the receipt's parts."""
+AccountCreateContract, TransferContract, TriggerSmartContract, FreezeBalanceV2Contract,
+DelegateResourceContract and UnDelegateResourceContract. `check` raises Refused(CONTRACT_VALIDATE_ERROR)
+with java-tron's wording; `apply` changes the ledger (and the EVM) and answers the receipt's parts."""
 
 from __future__ import annotations
 
@@ -36,7 +36,12 @@ def check(
     owner = ledger.get(value.get("owner_address", b""))
     if owner is None and kind != "TriggerSmartContract":
         raise refuse(f"Validate {kind} error, no OwnerAccount.")
-    if kind == "TransferContract":
+    if kind == "AccountCreateContract":
+        if ledger.get(value.get("account_address", b"")) is not None:
+            raise refuse("Account has existed")
+        if spare < PARAMETERS["getCreateNewAccountFeeInSystemContract"]:
+            raise refuse("Validate CreateAccountActuator error, insufficient fee.")
+    elif kind == "TransferContract":
         to, amount = value.get("to_address", b""), value.get("amount", 0)
         if amount <= 0:
             raise refuse("Amount must be greater than 0.")
@@ -88,6 +93,11 @@ def apply(
     ledger: Ledger, evm: Evm, kind: str, value: dict[str, Any], raw: dict[str, Any], now: int
 ) -> Outcome:
     owner = ledger.accounts[value["owner_address"]]
+    if kind == "AccountCreateContract":
+        ledger.create(value["account_address"], now)
+        fee = PARAMETERS["getCreateNewAccountFeeInSystemContract"]
+        owner.balance -= fee
+        return Outcome(fee=fee)
     if kind == "TransferContract":
         to = value["to_address"]
         outcome = Outcome()

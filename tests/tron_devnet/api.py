@@ -177,7 +177,10 @@ def trigger_constant_contract(devnet: Devnet, fields: dict[str, Any], visible: b
     answer["constant_result"] = [execution.output.hex()]
     if not execution.success:
         failure = shapes.FAILURES["REVERT" if execution.reverted else "OUT_OF_ENERGY"]
-        answer["result"] = {"code": "CONTRACT_EXE_ERROR", "message": failure.encode().hex()}
+        # java-tron's servlet answers result: true whatever the call did; the failure is the
+        # transaction's ret and the result's message (Wallet.callConstantContract).
+        answer["result"] = {"result": True, "message": failure.encode().hex()}
+        answer["transaction"]["ret"] = [{"ret": "FAILED"}]
     return answer
 
 

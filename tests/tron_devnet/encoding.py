@@ -87,6 +87,11 @@ SCHEMAS: dict[str, dict[str, tuple[int, str]]] = {
     },
     "Contract": {"type": (1, "enum:ContractType"), "parameter": (2, "msg:Any"), "Permission_id": (5, "int")},
     "Any": {"type_url": (1, "string"), "value": (2, "bytes")},
+    "AccountCreateContract": {
+        "owner_address": (1, "addr"),
+        "account_address": (2, "addr"),
+        "type": (3, "enum:AccountType"),
+    },
     "TransferContract": {"owner_address": (1, "addr"), "to_address": (2, "addr"), "amount": (3, "int")},
     "TriggerSmartContract": {
         "owner_address": (1, "addr"),
@@ -118,6 +123,7 @@ SCHEMAS: dict[str, dict[str, tuple[int, str]]] = {
 }
 ENUMS: dict[str, dict[str, int]] = {
     "ContractType": {
+        "AccountCreateContract": 0,
         "TransferContract": 1,
         "TriggerSmartContract": 31,
         "FreezeBalanceV2Contract": 54,
@@ -125,7 +131,11 @@ ENUMS: dict[str, dict[str, int]] = {
         "UnDelegateResourceContract": 58,
     },
     "ResourceCode": {"BANDWIDTH": 0, "ENERGY": 1, "TRON_POWER": 2},
+    "AccountType": {"Normal": 0, "AssetIssue": 1, "Contract": 2},
 }
+# Enum fields whose default (0, which proto3 never writes) the devnet reads as a value: a contract of type 0
+# (AccountCreateContract) carries no type field at all.
+DEFAULTS: dict[str, dict[str, str]] = {"Contract": {"type": "AccountCreateContract"}}
 
 
 def _varint(value: int) -> bytes:
@@ -212,7 +222,7 @@ def decode(data: bytes, schema: str) -> dict[str, Any]:
             message.setdefault(name, []).append(value)
         else:
             message[name] = value
-    return message
+    return {**DEFAULTS.get(schema, {}), **message}
 
 
 # --- transactions: raw bytes <-> python <-> java-tron JSON --------------------------------------------

@@ -263,7 +263,9 @@ class Devnet:
         if owner is None:
             raise actuators.refuse(f"Validate {kind} error, no OwnerAccount.")
         now = self.head.timestamp + BLOCK_MS  # the block this transaction goes into
-        creates = kind == "TransferContract" and self.ledger.get(value.get("to_address", b"")) is None
+        creates = kind == "AccountCreateContract" or (
+            kind == "TransferContract" and self.ledger.get(value.get("to_address", b"")) is None
+        )
         size = transaction_size(raw_bytes, signatures) + RESULT_BYTES
         charge = self.ledger.net_charge(owner, size, now, creates_account=creates)
         memo_fee = PARAMETERS["getMemoFee"] if raw.get("data") else 0

@@ -86,8 +86,9 @@ def info(record: Record, *, visible: bool) -> dict[str, Any]:
 
 def account(address: bytes, acc: Account, *, visible: bool) -> dict[str, Any]:
     frozen = [
-        _nonzero(amount=acc.frozen["BANDWIDTH"]),
-        _nonzero(type="ENERGY", amount=acc.frozen["ENERGY"]),
+        # java-tron moves what is delegated out of frozenV2 (into delegated_frozenV2_balance_for_*).
+        _nonzero(amount=acc.stake_available("BANDWIDTH")),
+        _nonzero(type="ENERGY", amount=acc.stake_available("ENERGY")),
         {"type": "TRON_POWER"},
     ]
     resource = _nonzero(

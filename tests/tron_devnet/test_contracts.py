@@ -229,7 +229,8 @@ def test_a_constant_call_answers_energy_and_result_without_a_change(tron_devnet:
     assert estimate["energy_used"] > 10_000 and int(estimate["constant_result"][0], 16) == 1
     assert estimate["transaction"]["raw_data"]["contract"][0]["type"] == "TriggerSmartContract"
     assert tron_devnet.token_balance(bob.address) == 10_000 * USDT
-    assert too_much["result"]["code"] == "CONTRACT_EXE_ERROR"
+    assert too_much["result"] == {"result": True, "message": b"REVERT opcode executed".hex()}
+    assert too_much["transaction"]["ret"] == [{"ret": "FAILED"}]  # the call's failure is its ret
     no_contract = tron_devnet.post("wallet/triggersmartcontract", dict(body, contract_address=bob.address))
     assert (
         bytes.fromhex(no_contract["result"]["message"]).decode()

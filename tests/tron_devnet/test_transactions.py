@@ -59,6 +59,25 @@ def test_sending_trx_to_a_new_address_pays_the_activation_fee(tron_devnet: Devne
     assert account["address"] == fresh.address and account["balance"] == 5 * TRX
 
 
+def test_an_account_create_contract_activates_an_address_once_for_its_fee(tron_devnet: DevnetClient) -> None:
+    alice, fresh = tron_devnet.accounts["alice"], Key.from_seed("activated")
+    value = {"owner_address": alice.address, "account_address": fresh.address}
+    tx = alice.sign(tron_devnet.build_locally("AccountCreateContract", value))
+    assert "type" not in tx["raw_data"]["contract"][0]["parameter"]["value"]  # Normal: proto3 writes no 0
+
+    assert tron_devnet.send(tx)["result"] is True
+    tron_devnet.mine()
+    again = alice.sign(tron_devnet.build_locally("AccountCreateContract", value))
+    refused = tron_devnet.send(again)
+
+    info = tron_devnet.info_by_id(tx["txID"])
+    assert info["fee"] == 1_100_000  # getCreateNewAccountFeeInSystemContract + getCreateAccountFee
+    assert tron_devnet.balance(alice.address) == 100_000 * TRX - 1_100_000
+    account = tron_devnet.post("wallet/getaccount", {"address": fresh.address, "visible": True})
+    assert account["address"] == fresh.address and "balance" not in account
+    assert refused["code"] == "CONTRACT_VALIDATE_ERROR" and message(refused).endswith("Account has existed")
+
+
 def test_an_account_never_activated_cannot_sign(tron_devnet: DevnetClient) -> None:
     fresh, bob = Key.from_seed("never"), tron_devnet.accounts["bob"]
     value = {"owner_address": fresh.address, "to_address": bob.address, "amount": 1}

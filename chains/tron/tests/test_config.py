@@ -11,7 +11,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from chains.backend import get_backend
 from chains.checks import check_chain_backends
-from chains.derivation import development_xpub
+from chains.derivation import derive_internal_address, development_xpub
 from chains.house import fee_coin
 from chains.tron.config import scanned_codes, tron_config, tron_configs
 from chains.tron.policy import SignRefused
@@ -19,7 +19,14 @@ from chains.tron.signer import configured_rules
 
 URL = "http://127.0.0.1:8090"
 USDT = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"  # mainnet USDT
-RESOURCE = "TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH"
+FOREIGN = "TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH"  # an address of no key of the seed
+
+
+def resource() -> str:
+    """The seed's resource account (m/44'/195'/0'/1/1), which may lend its staked energy."""
+    return derive_internal_address("tron", 1)
+
+
 TOKEN = {"url": URL, "contract": USDT, "decimals": 6}
 
 
@@ -32,7 +39,7 @@ def test_a_good_configuration_is_read_exactly(settings):
             sweep_min="5.5",
             fee_limit_cap=Decimal("40"),
             energy="delegate",
-            resource_address=RESOURCE,
+            resource_address=resource(),
             payout_limit=1000,
         ),
         "trx": {"url": URL, "api_key": "key", "payout_limit": "50"},
@@ -48,9 +55,10 @@ def test_a_good_configuration_is_read_exactly(settings):
         Decimal("50"),
     )
     assert (usdt.contract, usdt.decimals, usdt.sweep_min, usdt.fee_limit_cap) == (USDT, 6, Decimal("5.5"), 40)
-    assert (usdt.energy, usdt.resource_address, usdt.api_key, usdt.network) == (
+    assert (usdt.energy, usdt.resource_address, usdt.resource_index, usdt.api_key, usdt.network) == (
         "delegate",
-        RESOURCE,
+        resource(),
+        1,
         "key",
         "mainnet",
     )
@@ -61,7 +69,14 @@ def test_a_good_configuration_is_read_exactly(settings):
 def test_the_signing_rules_are_the_configured_contract_decimals_cap_and_limits(settings):
     settings.CHAIN_BACKENDS = {"trx": "tron", "trc20usdt": "tron"}
     settings.CHAIN_NODES = {
-        "trc20usdt": dict(TOKEN, fee_limit_cap="40.5", payout_limit="1000", daily_limit="5000"),
+        "trc20usdt": dict(
+            TOKEN,
+            fee_limit_cap="40.5",
+            payout_limit="1000",
+            daily_limit="5000",
+            energy="delegate",
+            resource_address=resource(),
+        ),
         "trx": {"url": URL, "payout_limit": "50"},
     }
 
@@ -70,6 +85,7 @@ def test_the_signing_rules_are_the_configured_contract_decimals_cap_and_limits(s
     assert (usdt.code, usdt.contract, usdt.decimals, usdt.fee_limit_cap) == ("trc20usdt", USDT, 6, 40_500_000)
     assert (usdt.payout_limit, usdt.daily_limit, usdt.topup_cap) == (1000, 5000, Decimal("40.5"))
     assert (trx.contract, trx.decimals, trx.payout_limit, trx.daily_limit) == (None, 6, 50, None)
+    assert (usdt.resource_index, trx.resource_index) == (1, None)  # its delegations are signed by 1/1
 
 
 def test_a_code_without_a_tron_node_has_no_signing_rules(settings):
@@ -103,8 +119,12 @@ def test_a_token_alone_is_scanned_alone_and_sandbox_codes_are_not_scanned(settin
         ({"trc20usdt": dict(TOKEN, energy="rent")}, "trc20usdt'].energy is one of burn, delegate"),
         ({"trc20usdt": dict(TOKEN, energy="delegate")}, "trc20usdt'].resource_address is the T... address"),
         (
-            {"trc20usdt": dict(TOKEN, resource_address=RESOURCE)},
+            {"trc20usdt": dict(TOKEN, resource_address=FOREIGN)},
             'resource_address is used only with "energy"',
+        ),
+        (
+            {"trc20usdt": dict(TOKEN, energy="delegate", resource_address=FOREIGN)},
+            "resource_address is an account whose key the signer holds: the hot address T",
         ),
         ({"trc20usdt": dict(TOKEN, fee_limit_cap="0")}, "trc20usdt'].fee_limit_cap is a positive amount"),
         ({"trc20usdt": dict(TOKEN, fee_limit_cap="1.0000001")}, "fee_limit_cap is TRX to the sun"),
@@ -151,21 +171,20 @@ def test_a_deployment_on_the_public_development_key_is_refused(settings):
     settings.SANDBOX_ENABLED = False
     settings.EVM_SIGNER = "unix:/run/kassa/signer.sock"
 
-    unswept, error = check_chain_backends()
+    (error,) = check_chain_backends()
 
-    assert unswept.id == "kassa.E012"  # until sweeps land (below)
     assert error.id == "kassa.E005" and "PUBLIC development key of the tron family" in error.msg
     assert 'CHAIN_XPUBS["tron"]' in (error.hint or "")
 
 
-def test_a_good_deployment_fails_only_for_want_of_sweeps(settings):
+def test_a_good_deployment_passes_the_checks(settings):
     settings.CHAIN_BACKENDS = {"trx": "tron", "trc20usdt": "tron"}
     settings.CHAIN_NODES = {"trx": {"url": URL}, "trc20usdt": TOKEN}
     settings.CHAIN_XPUBS = {"tron": _other_xpub()}
     settings.SANDBOX_ENABLED = False
     settings.EVM_SIGNER = "unix:/run/kassa/signer.sock"
 
-    assert [error.id for error in check_chain_backends()] == ["kassa.E012"]
+    assert check_chain_backends() == []
 
 
 @pytest.mark.parametrize(
@@ -209,15 +228,4 @@ def test_the_tron_backend_is_refused_without_the_signer_process(settings, signer
 
     errors = get_backend("trx").deploy_checks(["trx"])
 
-    assert [error.id for error in errors] == ["kassa.E012", *(["kassa.E008"] if refused else [])]
-
-
-def test_production_refuses_the_tron_backend_until_it_sweeps(settings):
-    settings.CHAIN_BACKENDS = {"trx": "tron", "trc20usdt": "tron"}
-    settings.CHAIN_NODES = {"trx": {"url": URL}}
-    settings.EVM_SIGNER = "unix:/run/kassa/s.sock"
-
-    (unswept,) = get_backend("trx").deploy_checks(["trx", "trc20usdt"])
-
-    assert unswept.id == "kassa.E012" and "does not sweep deposits yet (trx, trc20usdt)" in unswept.msg
-    assert "CHAIN_BACKENDS" in (unswept.hint or "")
+    assert [error.id for error in errors] == (["kassa.E008"] if refused else [])

@@ -7,7 +7,6 @@ payout with its reason."""
 from __future__ import annotations
 
 import dataclasses
-import time
 from decimal import Decimal
 
 import pytest
@@ -42,10 +41,7 @@ def chain(settings, db, tron_devnet, monkeypatch) -> TronChain:  # noqa: F811
     monkeypatch.setattr(get_signer(), "journal", TronJournal())
     settings.CHAIN_BACKENDS = {"trx": "tron", "trc20usdt": "tron"}
     settings.CHAIN_NODES = running.nodes()
-    # The signer checks expirations by its own clock: the devnet's (from 2026-01-01) is brought to ours.
-    behind = int(time.time() * 1000) - _head_time(tron_devnet)
-    if behind > 0:
-        tron_devnet.mine(skip_seconds=behind // 1000 + 1)
+    running.keep_time()
     return running
 
 
