@@ -9,7 +9,6 @@ transaction from the hot address, done at solidification, rebuilt only once expi
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.core.checks import CheckMessage, Error
 
 from chains.backend import TAG_NONE, ChainBackend, XpubAddressesMixin
@@ -48,18 +47,7 @@ class TronBackend(TronScanner, TronPayouts, XpubAddressesMixin, ChainBackend):
             "until sweeps land; try the backend with the development settings and its devnet (docs/tron.md).",
             id="kassa.E012",
         )
-        if str(settings.EVM_SIGNER or "").startswith("unix:"):
-            return [unswept]
-        return [
-            unswept,
-            Error(
-                "The TRON backend needs the signer process: EVM_SIGNER is not a unix: socket "
-                f"({settings.EVM_SIGNER!r}). The in-process signer holds the public development seed.",
-                hint="Run `manage.py run_signer` as its own user and set "
-                'EVM_SIGNER="unix:/run/kassa/signer.sock" (one signer process signs EVM and TRON).',
-                id="kassa.E008",
-            ),
-        ]
+        return [unswept]  # the signer process (kassa.E008) is checked once for every family: chains.checks
 
     def explorer_url(self, code: str, txid: str) -> str:
         network = tron_config(code).network
