@@ -14,6 +14,7 @@ from django.core.checks import CheckMessage, Error
 from chains.backend import TAG_NONE, ChainBackend, XpubAddressesMixin
 from chains.tron.config import tron_config
 from chains.tron.payouts import TronPayouts
+from chains.tron.resources import resource_energy_check
 from chains.tron.scanner import TronScanner
 from core.assets import get_asset
 
@@ -48,6 +49,9 @@ class TronBackend(TronScanner, TronPayouts, XpubAddressesMixin, ChainBackend):
             id="kassa.E012",
         )
         return [unswept]  # the signer process (kassa.E008) is checked once for every family: chains.checks
+
+    def check_resources(self, code: str) -> None:
+        resource_energy_check(self.node(code), tron_config(code), self.hot_address(code))
 
     def explorer_url(self, code: str, txid: str) -> str:
         network = tron_config(code).network
