@@ -91,6 +91,11 @@ class ChainBackend(ABC):
     def tip(self, code: str) -> BlockRef:
         """The node's best block now."""
 
+    def final_height(self, code: str) -> int | None:
+        """The highest block the chain's own finality signal has made final (TRON: the solidified block),
+        for the operator; None where the asset's confirmations decide instead."""
+        return None
+
     @abstractmethod
     def cursor_at(self, code: str, height: int) -> dict[str, Any]:
         """A cursor from which the next scan reports everything after block `height` (a rescan)."""
@@ -168,6 +173,12 @@ class ChainBackend(ABC):
     def hot_address(self, code: str) -> str:
         """Where payouts leave from, for the operator to fund; "" where the node's wallet pays."""
         return ""
+
+    def check_resources(self, code: str) -> None:
+        """Raise or resolve the alerts about what the payouts and sweeps of `code` draw on beside the hot
+        wallet (TRON: the energy the resource account lends); at each reading of the payout wallet
+        (chains.wallets). Nothing by default."""
+        return None
 
     def fee_coin(self, code: str) -> str:
         """The code of the coin the network fees of `code` are paid in (a token's: its chain's coin)."""

@@ -116,6 +116,9 @@ class Outcome(StrEnum):
     ALREADY_MINED = "already_mined"  # in a block already
     CONFLICT = "conflict"  # its inputs were spent by another transaction
     REJECTED = "rejected"  # the node refused it for good
+    # The node's head is past its expiration and no block holds it: it can never be mined (TRON). Not a
+    # refusal for a person: the payout monitor closes it and pays its withdrawals anew (withdrawals.expiry).
+    EXPIRED = "expired"
     UNAVAILABLE = "unavailable"  # the node could not be asked: try again later
 
 

@@ -22,6 +22,7 @@ def check_chain_backends(**kwargs: Any) -> list[CheckMessage]:
     operator holds."""
     from chains.backend import BackendMismatch, get_backend
     from chains.derivation import receives_on_development_key
+    from chains.signers import SEED_SIGNERS
 
     try:
         real = [asset for asset in all_assets() if not on_sandbox_backend(asset.code)]
@@ -52,6 +53,7 @@ def check_chain_backends(**kwargs: Any) -> list[CheckMessage]:
                 id="kassa.E010",
             )
         )
+    errors += _signer_process([asset.code for asset in real if asset.family in SEED_SIGNERS])
     by_backend: dict[int, tuple[ChainBackend, list[str]]] = {}
     for asset in real:
         backend = get_backend(asset.code)
@@ -83,6 +85,23 @@ def check_chain_backends(**kwargs: Any) -> list[CheckMessage]:
                 )
             )
     return errors
+
+
+def _signer_process(codes: list[str]) -> list[CheckMessage]:
+    """The codes whose payouts the signer process signs (its seed's families, chains.signers) need it: one
+    refusal for all of them, whichever backends serve them."""
+    if not codes or str(settings.EVM_SIGNER or "").startswith("unix:"):
+        return []
+    return [
+        Error(
+            f"Payouts of {', '.join(codes)} are signed by the signer process: EVM_SIGNER is not a unix: "
+            f"socket ({settings.EVM_SIGNER!r}). The in-process signer holds the public development seed.",
+            hint="Run `manage.py run_signer` as its own user and set "
+            'EVM_SIGNER="unix:/run/kassa/signer.sock" (one signer process signs EVM and TRON; '
+            "docs/operations.md).",
+            id="kassa.E008",
+        )
+    ]
 
 
 def _invalid(problem: str, variable: str) -> CheckMessage:

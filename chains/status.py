@@ -25,6 +25,7 @@ class CodeStatus:
     backend: str
     node_tip: int | None  # None: the node cannot be reached now
     node_error: str
+    node_final: int | None  # the chain's own finality (TRON: the solidified block); None: n/a or unknown
     cursor_height: int | None  # the tip the last completed scan saw
     lag: int | None  # node tip - cursor height, in blocks
     paused_reason: str
@@ -52,11 +53,13 @@ def _status(code: str, reversed_: dict[str, dict[str, int]]) -> CodeStatus:
     backend = get_backend(code)
     cursor = ChainCursor.objects.filter(code=scanned_with(code)[0]).first()  # codes scanned together share it
     node_tip: int | None = None
+    node_final: int | None = None
     spendable: Decimal | None = None
     gas_tank: Decimal | None = None
     error = ""
     try:
         node_tip = backend.tip(code).height
+        node_final = backend.final_height(code)
         spendable, gas_tank = wallet_reading(code)
     except ChainUnavailable as exc:
         error = str(exc)
@@ -66,6 +69,7 @@ def _status(code: str, reversed_: dict[str, dict[str, int]]) -> CodeStatus:
         backend=backend.name,
         node_tip=node_tip,
         node_error=error,
+        node_final=node_final,
         cursor_height=cursor_height,
         lag=None if node_tip is None or cursor_height is None else node_tip - cursor_height,
         paused_reason=cursor.paused_reason if cursor else "",

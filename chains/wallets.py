@@ -3,7 +3,8 @@
 Beat's payout monitor reads every offered code once per `WITHDRAWAL_POLL_SECONDS` (withdrawals.payouts),
 so a scrape never calls a node. A node that cannot be asked leaves the last reading in place; its age
 (`read_at`) tells the operator how old it is. The sandbox's wallet is bottomless and is not stored, and
-the reading of a code that is no longer served goes.
+the reading of a code that is no longer served goes. With each reading the backend checks what else its
+payouts and sweeps draw on (`check_resources`: TRON's resource account) and raises its alerts.
 """
 
 from __future__ import annotations
@@ -52,4 +53,8 @@ def payout_wallet_read(code: str) -> PayoutWallet | None:
     wallet, _ = PayoutWallet.objects.update_or_create(
         code=code, defaults={"balance": balance, "gas_tank": gas_tank, "read_at": timezone.now()}
     )
+    try:
+        get_backend(code).check_resources(code)  # what payouts and sweeps draw on beside this wallet
+    except ChainUnavailable as exc:
+        logger.info("resources of %s not checked: %s", code, exc)
     return wallet

@@ -1,7 +1,9 @@
 """Payouts whose transaction expired unmined (TRON): closed, and their withdrawals planned again once.
 
 withdrawals.payouts' monitor asks `expired_unmined` of every open payout and `close_expired` for those
-that are; the next plan of that run pays their withdrawals with one new transaction.
+that are; the next plan of that run pays their withdrawals with one new transaction. Between the
+expiration and that close (the signer's margin for clocks, a minute on TRON) the node refuses the stored
+bytes as expired (`Outcome.EXPIRED`): no alert, since nothing is for a person to do.
 """
 
 from __future__ import annotations
@@ -10,7 +12,9 @@ import logging
 
 from django.db import transaction
 
+from alerts.services import alert_resolve
 from chains.backend import ChainBackend
+from chains.base import Outcome
 from chains.models import ChainTx, ChainTxStatus
 from withdrawals import services
 
@@ -38,4 +42,17 @@ def close_expired(code: str, chain_tx: ChainTx) -> None:
     chain_tx.save(update_fields=["status", "last_error", "updated_at"])
     for uid in chain_tx.withdrawal_links.order_by("withdrawal_id").values_list("withdrawal__uid", flat=True):
         services.withdrawal_unsent(uid=uid)
+    # A refusal of it before it expired (an alert re-sending it) is over: its withdrawals are paid anew.
+    alert_resolve(kind=f"payout_{Outcome.REJECTED}", key=f"{code}:{chain_tx.txid}")
     logger.warning("%s: payout %s expired unmined; its withdrawals are planned again", code, chain_tx.txid)
+
+
+def refused_expired(chain_tx: ChainTx) -> None:
+    """The node refused the stored bytes as expired: past its expiration, not yet past the margin after
+    which the monitor closes it. It is rebuilt then, not rejected."""
+    logger.warning(
+        "%s: payout %s expired before a block took it; once closed, its withdrawals are paid by a new "
+        "transaction",
+        chain_tx.code,
+        chain_tx.txid,
+    )

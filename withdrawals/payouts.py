@@ -212,13 +212,15 @@ def payout_broadcast(chain_tx_id: int) -> Outcome | None:
         _mark_sent(chain_tx.pk)
         return outcome
     ChainTx.objects.filter(pk=chain_tx.pk).update(last_error=str(outcome), updated_at=timezone.now())
-    if outcome != Outcome.UNAVAILABLE:
+    if outcome == Outcome.EXPIRED:
+        expiry.refused_expired(chain_tx)
+    elif outcome != Outcome.UNAVAILABLE:
         alert_raise(
             kind=f"payout_{outcome}",
             key=f"{chain_tx.code}:{chain_tx.txid}",
             message=(
                 f"{chain_tx.code} payout {chain_tx.txid}: the node answered {outcome}; "
-                "it is re-sent, never rebuilt"
+                "it is re-sent, never rebuilt while it could still be mined"
             ),
         )
     return outcome

@@ -24,8 +24,6 @@ from decimal import Decimal
 from typing import Any
 
 import requests
-from django.conf import settings
-from django.core.checks import CheckMessage, Error
 from eth_typing import HexStr
 from web3 import Web3
 from web3.exceptions import BlockNotFound, TransactionNotFound
@@ -73,19 +71,6 @@ class EvmBackend(EvmScanner, XpubAddressesMixin, ChainBackend):
     def check_config(self, code: str) -> None:
         super().check_config(code)
         evm_config(code)
-
-    def deploy_checks(self, codes: list[str]) -> list[CheckMessage]:
-        if str(settings.EVM_SIGNER or "").startswith("unix:"):
-            return []
-        return [
-            Error(
-                "The EVM backend needs the signer process: EVM_SIGNER is not a unix: socket "
-                f"({settings.EVM_SIGNER!r}). The in-process signer holds the public development seed.",
-                hint="Run `manage.py run_signer` as its own user and set "
-                'EVM_SIGNER="unix:/run/kassa/signer.sock" (docs/operations.md, the EVM signer).',
-                id="kassa.E008",
-            )
-        ]
 
     def payment_uri(self, code: str, address: str, amount: Decimal, tag: str | None) -> str:
         """EIP-681 on the configured node's chain (a test network, another token deployment)."""

@@ -10,12 +10,10 @@ transaction from the hot address, done at solidification, rebuilt only once expi
 
 from __future__ import annotations
 
-from django.conf import settings
-from django.core.checks import CheckMessage, Error
-
 from chains.backend import TAG_NONE, ChainBackend, XpubAddressesMixin
 from chains.tron.config import tron_config
 from chains.tron.payouts import TronPayouts
+from chains.tron.resources import resource_energy_check
 from chains.tron.scanner import TronScanner
 from core.assets import get_asset
 
@@ -39,18 +37,8 @@ class TronBackend(TronScanner, TronPayouts, XpubAddressesMixin, ChainBackend):
         super().check_config(code)
         tron_config(code)
 
-    def deploy_checks(self, codes: list[str]) -> list[CheckMessage]:
-        if str(settings.EVM_SIGNER or "").startswith("unix:"):
-            return []
-        return [
-            Error(
-                "The TRON backend needs the signer process: EVM_SIGNER is not a unix: socket "
-                f"({settings.EVM_SIGNER!r}). The in-process signer holds the public development seed.",
-                hint="Run `manage.py run_signer` as its own user and set "
-                'EVM_SIGNER="unix:/run/kassa/signer.sock" (one signer process signs EVM and TRON).',
-                id="kassa.E008",
-            ),
-        ]
+    def check_resources(self, code: str) -> None:
+        resource_energy_check(self.node(code), tron_config(code), self.hot_address(code))
 
     def explorer_url(self, code: str, txid: str) -> str:
         network = tron_config(code).network

@@ -8,8 +8,9 @@ m/44'/195'/0'/1/0, signed by the TRON signer (chains.tron.signer) and driven by 
   `ENERGY_MARGIN`, rounded up; over the code's `fee_limit_cap` the payout waits (FeeOverCap).
 - The transaction is built here, not by the node: TAPOS from the node's head block and an expiration
   `EXPIRATION_MS` after its time. What is stored and re-sent is the signed broadcast body.
-- A re-send the node already has (DUP_TRANSACTION_ERROR) counts as sent. The chain has no fee replacement
-  (`bump`, `child`: None) and no nonce to release.
+- A re-send the node already has (DUP_TRANSACTION_ERROR) counts as sent; one the node refuses because its
+  head is past the transaction's expiration is EXPIRED, not rejected (it is rebuilt, below). The chain has
+  no fee replacement (`bump`, `child`: None) and no nonce to release.
 - Done at the chain's finality, not a count: a receipt in a solidified block (`TxStatus.final`). A REVERT or
   OUT_OF_ENERGY receipt is a failed payout, decided at finality as well.
 - A stored transaction whose expiration the node's head has passed, and which the node does not know, can
@@ -149,6 +150,9 @@ class TronPayouts:
             status = self.tx_status(code, tx.txid)
             if status.known:
                 return Outcome.ALREADY_MINED if status.block else Outcome.ALREADY_KNOWN
+            past = self._past_expiration(code, tx.raw)
+            if past is not None and past >= 0:  # java-tron takes none expiring at or before its head's time
+                return Outcome.EXPIRED
             logger.warning("tron: the node refused %s: %s", tx.txid, exc)
             return Outcome.REJECTED
         return Outcome.ACCEPTED
@@ -177,12 +181,18 @@ class TronPayouts:
         """The node's head block is past the stored transaction's expiration (by the signer's margin for
         clocks, so that the signer agrees): no block can include it now. Whether the node holds it is the
         caller's question: it may be in a block already."""
+        past = self._past_expiration(code, raw)
+        return past is not None and past > EXPIRED_MARGIN_MS
+
+    def _past_expiration(self, code: str, raw: str) -> int | None:
+        """How far (ms) the node's head block time is past the stored transaction's expiration (negative:
+        before it); None when the node will not say."""
         expiration = Transaction.from_json(json.loads(raw)).raw.expiration
         try:
             head = self.node(code).now_block()
         except TronNodeError:
-            return False
-        return head.timestamp > expiration + EXPIRED_MARGIN_MS
+            return None
+        return head.timestamp - expiration
 
     def spendable(self, code: str) -> Decimal:
         config = tron_config(code)

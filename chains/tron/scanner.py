@@ -61,6 +61,9 @@ class TronScanner:
         head = self.node(code).node_info().head
         return BlockRef(head.height, head.block_id)
 
+    def final_height(self, code: str) -> int:
+        return self.node(code).node_info().solid.height
+
     def cursor_at(self, code: str, height: int) -> dict[str, Any]:
         return {"height": max(height, -1), "blocks": [], "expires": {}}
 

@@ -16,9 +16,9 @@ from core.money import number_text
 
 class Command(BaseCommand):
     help = (
-        "Operator tools for the chains: `chain status` (per code: backend, node tip, cursor, lag, payout "
-        "wallet vs pending withdrawals, open alerts); `chain fees` (network fees charged to merchants "
-        "against what the house paid); `chain rescan --code C --from-height N` (recovery)."
+        "Operator tools for the chains: `chain status` (per code: backend, node tip and final block, cursor, "
+        "lag, payout wallet vs pending withdrawals, open alerts); `chain fees` (network fees charged to "
+        "merchants against what the house paid); `chain rescan --code C --from-height N` (recovery)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -106,6 +106,7 @@ def _as_json(row: CodeStatus) -> dict[str, Any]:
         "backend": row.backend,
         "nodeTip": row.node_tip,
         "nodeError": row.node_error or None,
+        "nodeFinal": row.node_final,
         "cursor": row.cursor_height,
         "lag": row.lag,
         "paused": row.paused_reason or None,
@@ -124,6 +125,8 @@ def _as_json(row: CodeStatus) -> dict[str, Any]:
 
 def _as_line(row: CodeStatus) -> str:
     node = f"tip {row.node_tip}" if row.node_tip is not None else f"node DOWN ({row.node_error})"
+    if row.node_final is not None:
+        node += f"  final {row.node_final}"
     wallet = "payout wallet n/a" if row.spendable is None else f"payout wallet {number_text(row.spendable)}"
     short = " SHORT" if row.short else ""
     parts = [

@@ -224,8 +224,26 @@ def test_the_node_is_asked_with_the_configured_key_and_solidity_url(settings):
 def test_the_tron_backend_is_refused_without_the_signer_process(settings, signer, refused):
     settings.CHAIN_BACKENDS = {"trx": "tron"}
     settings.CHAIN_NODES = {"trx": {"url": URL}}
+    settings.CHAIN_XPUBS = {"tron": _other_xpub()}
+    settings.SANDBOX_ENABLED = False
     settings.EVM_SIGNER = signer
 
-    errors = get_backend("trx").deploy_checks(["trx"])
+    errors = check_chain_backends()
 
     assert [error.id for error in errors] == (["kassa.E008"] if refused else [])
+
+
+def test_the_signer_process_is_asked_for_once_for_evm_and_tron_together(settings):
+    settings.CHAIN_BACKENDS = {"eth": "evm", "trx": "tron", "trc20usdt": "tron"}
+    settings.CHAIN_NODES = {
+        "eth": {"url": "http://127.0.0.1:8545", "chain_id": 1},
+        "trx": {"url": URL},
+        "trc20usdt": TOKEN,
+    }
+    settings.SANDBOX_ENABLED = False
+    settings.EVM_SIGNER = "local"
+
+    [refused] = [error for error in check_chain_backends() if error.id == "kassa.E008"]
+
+    assert refused.msg.startswith("Payouts of eth, trc20usdt, trx are signed by the signer process")
+    assert "EVM_SIGNER" in refused.msg and "run_signer" in (refused.hint or "")

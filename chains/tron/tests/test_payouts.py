@@ -2,7 +2,8 @@
 paid once to the recipient, done only once their block is solidified, the fee actually burnt booked to the
 house account; a re-sent transaction the node has counts as sent, a worker killed between store and send
 pays once, an expired stored transaction is rebuilt once and only once, a short hot wallet holds the
-payout with its reason."""
+payout with its reason, and a payout the node refuses is told apart from one that expired, which is
+rebuilt."""
 
 from __future__ import annotations
 
@@ -11,13 +12,14 @@ from decimal import Decimal
 
 import pytest
 
+from alerts.models import Alert, AlertStatus
 from chains.backend import get_backend
 from chains.base import Outcome, SignedTx
 from chains.derivation import derive_internal_address
 from chains.models import ChainTx, ChainTxStatus, HouseEntry
 from chains.tron import payouts as tron_payouts
 from chains.tron.backend import TronBackend
-from chains.tron.signer import TronJournal, get_signer
+from chains.tron.signer import EXPIRED_MARGIN_MS, TronJournal, get_signer
 from chains.tron.units import from_units
 from payments.ledger import ledger_verify
 from tests.chain import TronChain, fund
@@ -241,3 +243,42 @@ def test_a_short_hot_wallet_holds_the_payout_with_the_reason(chain):
     assert withdrawal.status == Withdrawal.Status.PROCESSING
     assert withdrawal.blocked_reason == f"The payout wallet is short: {HOT} holds 0.000000 trc20usdt"
     assert not ChainTx.objects.filter(withdrawal_links__withdrawal=withdrawal).exists()
+
+
+def test_a_refused_payout_is_expired_not_rejected_after_its_expiration_and_then_rebuilt(chain, monkeypatch):
+    _funded_hot(chain)  # in the head block, which the payout's TAPOS names
+    bob = chain.devnet.accounts["bob"].address
+    company = CompanyFactory()
+    fund(company, "trx", "100")
+    withdrawal = _withdraw(company, "trx", "13", bob)
+    before = _received(chain, "trx", bob)
+    payouts.payout_plan("trx")
+    stored = ChainTx.objects.get(withdrawal_links__withdrawal=withdrawal)
+    chain.devnet.fork(1)  # its reference block is gone: every node refuses it (TAPOS) until it expires
+    _funded_hot(chain)
+    key = f"trx:{stored.txid}"
+
+    payouts.payout_monitor("trx")
+
+    refused = Alert.objects.get(kind="payout_rejected", key=key, status=AlertStatus.OPEN)
+    assert refused.message.endswith("it is re-sent, never rebuilt while it could still be mined")
+    chain.devnet.mine(skip_seconds=tron_payouts.EXPIRATION_MS // 1000)  # past its expiration, by 6 s
+    payouts.payout_monitor("trx")  # within the signer's margin: it is not closed yet
+    stored.refresh_from_db()
+    withdrawal.refresh_from_db()
+    assert (stored.status, stored.last_error) == (ChainTxStatus.SIGNED, "expired")
+    assert (withdrawal.status, withdrawal.blocked_reason) == (Withdrawal.Status.PROCESSING, "")
+    assert Alert.objects.get(pk=refused.pk).count == 1  # not refused again, nothing else raised
+    assert not Alert.objects.exclude(pk=refused.pk).filter(kind__startswith="payout_").exists()
+
+    chain.devnet.mine(skip_seconds=EXPIRED_MARGIN_MS // 1000)
+    monkeypatch.setattr(get_signer(), "clock", lambda: _head_time(chain.devnet))  # the signer's time too
+    payouts.payout_monitor("trx")  # closed, and its withdrawal paid by a new transaction
+    payouts.payout_monitor("trx", plan=False)
+    chain.mine(SOLID + 1)
+    payouts.payout_monitor("trx")
+
+    withdrawal.refresh_from_db()
+    assert Alert.objects.get(pk=refused.pk).status == AlertStatus.RESOLVED
+    assert withdrawal.status == Withdrawal.Status.DONE and withdrawal.txid != stored.txid
+    assert _received(chain, "trx", bob) - before == 13 * SUN
