@@ -7,6 +7,7 @@ once it expired unknown to the node."""
 
 from __future__ import annotations
 
+import dataclasses
 from decimal import Decimal
 
 import pytest
@@ -15,6 +16,7 @@ from alerts.models import Alert
 from chains.derivation import derive_internal_address
 from chains.models import ChainTx, ChainTxStatus, HouseEntry, Sweep
 from chains.tron import sweeps as tron_sweeps
+from chains.tron.node import TronNode
 from chains.tron.signer import TronJournal, get_signer
 from chains.tron.sweeps import tron_sweep
 from chains.tron.units import from_units
@@ -191,6 +193,32 @@ def test_a_sweep_that_runs_out_of_energy_is_booked_alerted_and_never_retried(cha
     assert HouseEntry.objects.get(chain_tx=sweep.sweep_tx).amount == _fee(chain, sweep.sweep_tx) > 0
     alert = Alert.objects.get(kind="sweep_failed")
     assert address in alert.message and "OUT_OF_ENERGY" in alert.message
+
+
+def test_a_sweep_from_an_address_with_no_trx_and_no_energy_fails_out_of_energy_alerted_not_looped(
+    chain, settings, monkeypatch
+):
+    # A node whose estimate says the call needs no energy: the address is activated and nothing more, and
+    # the sweep goes out with no TRX, no energy and a fee_limit of 0. java-tron includes it, as a failure.
+    _delegating(chain, settings, stake=9_000)
+    address = _credited(chain, "trc20usdt", "30")
+    real = TronNode.trigger_constant
+    monkeypatch.setattr(
+        TronNode,
+        "trigger_constant",
+        lambda node, *args, **kwargs: dataclasses.replace(real(node, *args, **kwargs), energy_used=0),
+    )
+    for _ in range(5):
+        tron_sweep("trc20usdt")
+        _solid(chain)
+
+    sweep = Sweep.objects.get()
+    assert sweep.status == FAILED and "OUT_OF_ENERGY" in sweep.last_error
+    assert [step.kind for step in ChainTx.objects.order_by("pk")] == ["activate", "sweep"]  # sent once
+    assert (chain.devnet.balance(address), sweep.delegated) == (0, 0)  # nothing lent, nothing to burn
+    receipt = chain.devnet.info_by_id(sweep.sweep_tx.txid)["receipt"]
+    assert receipt["result"] == "OUT_OF_ENERGY"
+    assert Alert.objects.filter(kind="sweep_failed", message__contains="OUT_OF_ENERGY").count() == 1
 
 
 def test_a_blacklisted_deposit_address_fails_its_sweep_before_anything_is_signed(chain):
