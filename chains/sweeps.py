@@ -36,6 +36,8 @@ from django.db.models import Max
 
 from alerts.services import alert_raise
 from chains.addresses import route_key
+from chains.backend import ChainBackend
+from chains.base import ChainUnavailable, Outcome, SignedTx
 from chains.house import house_book_network_fee
 from chains.models import ChainTx, ChainTxStatus, Sweep
 from core.money import number_text
@@ -71,6 +73,28 @@ _FIELDS = {
 }
 
 Store = Callable[[Sweep], ChainTx | None]
+
+
+def sweep_rounds(codes: list[str], round_of: Callable[[str], None]) -> None:
+    """Beat: a sweep round of each code, each on its own: an unreachable node pauses its code only."""
+    for code in codes:
+        try:
+            round_of(code)
+        except ChainUnavailable as exc:
+            logger.warning("%s: sweeps paused, the node cannot be reached: %s", code, exc)
+        except Exception:
+            logger.exception("sweep round of %s failed; the other codes go on", code)
+
+
+def sweep_send(backend: ChainBackend, code: str, signed: SignedTx) -> None:
+    """Send a stored step or sweep transaction (again: the same bytes); what the node answered is kept."""
+    outcome = backend.broadcast(code, signed)
+    if outcome in (Outcome.ACCEPTED, Outcome.ALREADY_KNOWN, Outcome.ALREADY_MINED):
+        ChainTx.objects.filter(txid=signed.txid, status=ChainTxStatus.SIGNED).update(
+            status=ChainTxStatus.BROADCAST
+        )
+    else:
+        ChainTx.objects.filter(txid=signed.txid).update(last_error=str(outcome))
 
 
 def sweep_candidates(code: str) -> list[tuple[str, int]]:

@@ -23,11 +23,11 @@ from typing import Any
 from web3 import Web3
 
 from chains.backend import get_backend
-from chains.base import ChainUnavailable, FeeQuote, Outcome, PayoutHeld, SignedTx
+from chains.base import ChainUnavailable, FeeQuote, PayoutHeld, SignedTx
 from chains.evm.backend import EvmBackend
 from chains.evm.config import evm_config
 from chains.evm.node import NATIVE_GAS, coin, from_units, hot_address, to_units
-from chains.models import ChainTx, ChainTxStatus, Sweep
+from chains.models import ChainTx, Sweep
 from chains.nonces import nonce_take
 from chains.sweeps import (
     OPEN,
@@ -36,6 +36,8 @@ from chains.sweeps import (
     sweep_failed,
     sweep_funded,
     sweep_open,
+    sweep_rounds,
+    sweep_send,
     sweep_stored,
     sweep_topup_stored,
 )
@@ -123,7 +125,7 @@ def _send_topup(backend: EvmBackend, sweep: Sweep, fee: FeeQuote) -> None:
     unsigned = backend.unsigned(code, tx, purpose="topup", ref=f"sweep:{sweep.pk}", payments=(), sender=hot)
     signed = backend.signer(code).sign(unsigned)
     if sweep_topup_stored(sweep.pk, partial(_store, signed=signed, kind=ChainTx.Kind.TOPUP)):
-        _send(backend, code, signed)
+        sweep_send(backend, code, signed)
 
 
 def _send_sweep(backend: EvmBackend, sweep: Sweep, fee: FeeQuote) -> None:
@@ -152,23 +154,13 @@ def _send_sweep(backend: EvmBackend, sweep: Sweep, fee: FeeQuote) -> None:
     )
     signed = backend.signer(code).sign(unsigned)
     if sweep_stored(sweep.pk, partial(_store, signed=signed, kind=ChainTx.Kind.SWEEP)):
-        _send(backend, code, signed)
-
-
-def _send(backend: EvmBackend, code: str, signed: SignedTx) -> None:
-    outcome = backend.broadcast(code, signed)
-    if outcome in (Outcome.ACCEPTED, Outcome.ALREADY_KNOWN, Outcome.ALREADY_MINED):
-        ChainTx.objects.filter(txid=signed.txid, status=ChainTxStatus.SIGNED).update(
-            status=ChainTxStatus.BROADCAST
-        )
-    else:
-        ChainTx.objects.filter(txid=signed.txid).update(last_error=str(outcome))
+        sweep_send(backend, code, signed)
 
 
 def _follow(backend: EvmBackend, sweep: Sweep, chain_tx: ChainTx, *, on_mined: Any) -> None:
     status = backend.tx_status(sweep.code, chain_tx.txid)
     if not status.known:
-        _send(backend, sweep.code, SignedTx(txid=chain_tx.txid, raw=chain_tx.raw, fee=chain_tx.fee))
+        sweep_send(backend, sweep.code, SignedTx(txid=chain_tx.txid, raw=chain_tx.raw, fee=chain_tx.fee))
     elif status.failed:
         reason = f"{chain_tx.kind} {chain_tx.txid} failed on chain (status 0)"
         sweep_failed(sweep.pk, reason, failed=chain_tx.pk, fee_paid=status.fee_paid)
@@ -202,12 +194,4 @@ def evm_sweep_all() -> None:
     """Beat: a sweep round of every code on the evm backend, each on its own."""
     from chains.evm.config import evm_configs
 
-    for code in evm_configs():
-        if not isinstance(get_backend(code), EvmBackend):
-            continue
-        try:
-            evm_sweep(code)
-        except ChainUnavailable as exc:
-            logger.warning("%s: sweeps paused, the node cannot be reached: %s", code, exc)
-        except Exception:
-            logger.exception("sweep round of %s failed; the other codes go on", code)
+    sweep_rounds([code for code in evm_configs() if isinstance(get_backend(code), EvmBackend)], evm_sweep)

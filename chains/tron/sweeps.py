@@ -45,13 +45,12 @@ from chains.base import (
     ChainUnavailable,
     FeeOverCap,
     InsufficientFunds,
-    Outcome,
     PayoutHeld,
     SignedTx,
     UnsignedTx,
 )
 from chains.derivation import derive_internal_address
-from chains.models import ChainTx, ChainTxStatus, Sweep
+from chains.models import ChainTx, Sweep
 from chains.sweeps import (
     FINISHED,
     OPEN,
@@ -64,6 +63,8 @@ from chains.sweeps import (
     sweep_release_expired,
     sweep_release_stored,
     sweep_released,
+    sweep_rounds,
+    sweep_send,
     sweep_stored,
     sweep_topup_done,
     sweep_topup_expired,
@@ -216,7 +217,7 @@ def _prepare(backend: TronBackend, config: TronConfig, sweep: Sweep) -> bool:
         _need_hot_trx(backend, code, needs.topup + creation)
     signed = _sign(backend, code, purpose, message, sweep.derivation_index)
     if sweep_topup_stored(sweep.pk, _store(kind, signed)):
-        _send(backend, code, signed)
+        sweep_send(backend, code, signed)
         if kind == ChainTx.Kind.DELEGATE:
             alert_resolve(kind="tron_energy_short", key=code)  # the stake sufficed again
     return False
@@ -278,7 +279,7 @@ def _send_sweep(backend: TronBackend, config: TronConfig, sweep: Sweep) -> None:
         raise InsufficientFunds(f"{sweep.address} holds {from_units(held)} TRX, {from_units(need)} swept")
     signed = _sign(backend, code, "sweep", message, sweep.derivation_index, fee_limit=fee_limit)
     if sweep_stored(sweep.pk, _store(ChainTx.Kind.SWEEP, signed)):
-        _send(backend, code, signed)
+        sweep_send(backend, code, signed)
 
 
 def _release(backend: TronBackend, sweep: Sweep) -> None:
@@ -291,7 +292,7 @@ def _release(backend: TronBackend, sweep: Sweep) -> None:
     )
     signed = _sign(backend, sweep.code, "undelegate", message, sweep.derivation_index)
     if sweep_release_stored(sweep.pk, _store(ChainTx.Kind.UNDELEGATE, signed)):
-        _send(backend, sweep.code, signed)
+        sweep_send(backend, sweep.code, signed)
 
 
 def _step_done(sweep_id: int, *, fee_paid: Decimal | None = None) -> None:
@@ -322,7 +323,7 @@ def _follow(
         if backend.expired(code, chain_tx.raw):
             expired(sweep.pk, f"{chain_tx.kind} {chain_tx.txid} expired and the node does not have it")
         else:
-            _send(backend, code, SignedTx(txid=chain_tx.txid, raw=chain_tx.raw, fee=chain_tx.fee))
+            sweep_send(backend, code, SignedTx(txid=chain_tx.txid, raw=chain_tx.raw, fee=chain_tx.fee))
         return
     if status.block is None or not status.final:
         return  # in a block not yet solidified (or waiting for one): decided at finality only
@@ -375,16 +376,6 @@ def _store(kind: str, signed: SignedTx) -> Callable[[Sweep], ChainTx]:
     return store
 
 
-def _send(backend: TronBackend, code: str, signed: SignedTx) -> None:
-    outcome = backend.broadcast(code, signed)
-    if outcome in (Outcome.ACCEPTED, Outcome.ALREADY_KNOWN, Outcome.ALREADY_MINED):
-        ChainTx.objects.filter(txid=signed.txid, status=ChainTxStatus.SIGNED).update(
-            status=ChainTxStatus.BROADCAST
-        )
-    else:
-        ChainTx.objects.filter(txid=signed.txid).update(last_error=str(outcome))
-
-
 # --- what the chain says -------------------------------------------------------------------------------
 
 
@@ -430,10 +421,4 @@ def _energy_short(config: TronConfig, sweep: Sweep, lender: str, sun: int) -> No
 
 def tron_sweep_all() -> None:
     """Beat: a sweep round of every TRON code on the tron backend, each on its own."""
-    for code in scanned_codes():
-        try:
-            tron_sweep(code)
-        except ChainUnavailable as exc:
-            logger.warning("%s: sweeps paused, the node cannot be reached: %s", code, exc)
-        except Exception:
-            logger.exception("sweep round of %s failed; the other codes go on", code)
+    sweep_rounds(scanned_codes(), tron_sweep)

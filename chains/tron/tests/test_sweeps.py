@@ -259,7 +259,7 @@ def _stored_not_sent(chain: TronChain, monkeypatch) -> ChainTx:
     _credited(chain, "trc20usdt", "30")
     tron_sweep("trc20usdt")
     with monkeypatch.context() as crash:
-        crash.setattr(tron_sweeps, "_send", lambda *args: None)
+        crash.setattr(tron_sweeps, "sweep_send", lambda *args: None)
         tron_sweep("trc20usdt")
     stored = Sweep.objects.get().topup_tx
     assert stored.status == ChainTxStatus.SIGNED and chain.devnet.info_by_id(stored.txid) == {}
