@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db import models
 
 from core.fields import MoneyField, money_check
+from core.money import number_text
 
 
 class ChainCursor(models.Model):
@@ -218,4 +219,4 @@ class Sweep(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"sweep {self.code} {self.address} {self.amount} ({self.status})"
+        return f"sweep {self.code} {self.address} {number_text(self.amount)} ({self.status})"
