@@ -220,11 +220,12 @@ def test_a_hot_address_without_trx_for_the_fee_holds_token_payouts_with_the_aler
 def test_the_resource_account_with_less_energy_than_a_token_transfer_is_alerted_until_it_stakes(
     chain, settings
 ):
-    resource = chain.devnet.accounts["carol"].address
+    resource = derive_internal_address("tron", 1)  # the seed's resource account (m/44'/195'/0'/1/1)
     settings.CHAIN_NODES = chain.nodes(energy="delegate", resource_address=resource)
-    chain.devnet.stake(resource, 1_000 * SUN)  # 10,000 energy on the devnet: less than one transfer
+    chain.devnet.fund(resource, sun=30_000 * SUN)
     chain.devnet.fund(HOT, sun=50 * SUN)
     chain.mine()
+    chain.devnet.stake(resource, 1_000 * SUN)  # 10,000 energy on the devnet: less than one transfer
 
     payouts.payout_monitor_all()  # the hot address holds no token yet: no transfer to measure
     unmeasured = Alert.objects.filter(kind="energy_low").exists()
