@@ -117,51 +117,39 @@ def parse_message(cell: Cell) -> ParsedMessage:
     body: Cell = message.body if isinstance(message.body, Cell) else Cell.empty()
     head = body.begin_parse()
     op = head.load_uint(32) if head.remaining_bits >= 32 else None
-    common = {
-        "hash": cell.hash,
-        "body_hash": body.hash,
-        "body": body,
-        "op": op,
-        "comment_bytes": read_comment(body),
-        "has_init": message.init is not None,
-    }
+    source: str | None = None
+    destination: str | None = None
+    value = fwd_fee = created_lt = 0
+    bounce = bounced = False
     if isinstance(info, InternalMsgInfo):
-        return ParsedMessage(
-            kind="internal",
-            source=raw_address(info.src),
-            destination=raw_address(info.dest),
-            value=info.value.grams,
-            bounce=bool(info.bounce),
-            bounced=bool(info.bounced),
-            fwd_fee=info.fwd_fee,
-            created_lt=info.created_lt,
-            **common,
-        )
-    if isinstance(info, ExternalMsgInfo):
-        return ParsedMessage(
-            kind="external-in",
-            source=None,
-            destination=raw_address(info.dest),
-            value=0,
-            bounce=False,
-            bounced=False,
-            fwd_fee=0,
-            created_lt=0,
-            **common,
-        )
-    if isinstance(info, ExternalOutMsgInfo):
-        return ParsedMessage(
-            kind="external-out",
-            source=raw_address(info.src),
-            destination=None,
-            value=0,
-            bounce=False,
-            bounced=False,
-            fwd_fee=0,
-            created_lt=info.created_lt,
-            **common,
-        )
-    raise MessageParseError(f"unknown message info {type(info).__name__}")
+        kind = "internal"
+        source, destination = raw_address(info.src), raw_address(info.dest)
+        value, fwd_fee, created_lt = info.value.grams, info.fwd_fee, info.created_lt
+        bounce, bounced = bool(info.bounce), bool(info.bounced)
+    elif isinstance(info, ExternalMsgInfo):
+        kind = "external-in"
+        destination = raw_address(info.dest)
+    elif isinstance(info, ExternalOutMsgInfo):
+        kind = "external-out"
+        source, created_lt = raw_address(info.src), info.created_lt
+    else:
+        raise MessageParseError(f"unknown message info {type(info).__name__}")
+    return ParsedMessage(
+        kind=kind,
+        source=source,
+        destination=destination,
+        value=value,
+        bounce=bounce,
+        bounced=bounced,
+        fwd_fee=fwd_fee,
+        created_lt=created_lt,
+        hash=cell.hash,
+        body_hash=body.hash,
+        body=body,
+        op=op,
+        comment_bytes=read_comment(body),
+        has_init=message.init is not None,
+    )
 
 
 def parse_message_boc(boc: bytes) -> ParsedMessage:

@@ -408,7 +408,9 @@ class TonCenter:
         where = f"{self.url}/{method}"
         try:
             if body is None:
-                response = self._session.get(where, params=query, headers=self._headers, timeout=self._timeout)
+                response = self._session.get(
+                    where, params=query, headers=self._headers, timeout=self._timeout
+                )
             else:
                 response = self._session.post(
                     where,
@@ -511,7 +513,7 @@ class TonCenter:
         *,
         limit: int = 10,
         lt: int | None = None,
-        hash: bytes | None = None,  # noqa: A002 - toncenter's name
+        hash: bytes | None = None,
         to_lt: int = 0,
         archival: bool = False,
     ) -> list[Transaction]:

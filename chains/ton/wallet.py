@@ -16,7 +16,7 @@ import base64
 from dataclasses import dataclass
 
 from nacl.signing import SigningKey
-from pytoniq_core import Address, Builder, Cell
+from pytoniq_core import Address, Builder, Cell, begin_cell
 
 from chains.ton.units import MAX_NANOTONS
 
@@ -48,14 +48,19 @@ def wallet_v4r2_data(public_key: bytes, wallet_id: int = DEFAULT_WALLET_ID) -> C
     if len(public_key) != 32:
         raise ValueError("an ed25519 public key is 32 bytes")
     return (
-        Builder().store_uint(0, 32).store_uint(wallet_id, 32).store_bytes(public_key).store_bit(0).end_cell()
+        begin_cell()
+        .store_uint(0, 32)
+        .store_uint(wallet_id, 32)
+        .store_bytes(public_key)
+        .store_bit(0)
+        .end_cell()
     )
 
 
 def wallet_v4r2_state_init(public_key: bytes, wallet_id: int = DEFAULT_WALLET_ID) -> Cell:
     """StateInit: no split_depth, no special, code, data, no library."""
     return (
-        Builder()
+        begin_cell()
         .store_bit(0)
         .store_bit(0)
         .store_maybe_ref(WALLET_V4R2_CODE)
@@ -82,11 +87,11 @@ def comment_body(text: str) -> Cell:
     chunks = [data[:first]] + [data[i : i + 127] for i in range(first, len(data), 127)]
     tail: Cell | None = None
     for chunk in reversed(chunks[1:]):
-        builder = Builder().store_bytes(chunk)
+        builder = begin_cell().store_bytes(chunk)
         if tail is not None:
             builder.store_ref(tail)
         tail = builder.end_cell()
-    root = Builder().store_uint(0, 32).store_bytes(chunks[0])
+    root = begin_cell().store_uint(0, 32).store_bytes(chunks[0])
     if tail is not None:
         root.store_ref(tail)
     return root.end_cell()
@@ -111,7 +116,7 @@ def internal_message(destination: Address, amount: int, *, bounce: bool, body: C
     if not 0 <= amount <= MAX_NANOTONS:
         raise ValueError("the amount is 0 .. 2**120 - 1 nanotons")
     builder = (
-        Builder()
+        begin_cell()
         .store_bit(0)  # int_msg_info$0
         .store_bit(1)  # ihr_disabled
         .store_bit(1 if bounce else 0)
@@ -171,7 +176,7 @@ def signing_message(
         Address(transfer.destination), transfer.amount, bounce=transfer.bounceable(), body=body
     )
     return (
-        Builder()
+        begin_cell()
         .store_uint(wallet_id, 32)
         .store_uint(valid_until, 32)
         .store_uint(seqno, 32)
@@ -201,9 +206,9 @@ def external_transfer(
     wallet = wallet_v4r2_address(public_key, wallet_id, workchain)
     unsigned = signing_message(transfer, seqno=seqno, valid_until=valid_until, wallet_id=wallet_id)
     signature = SigningKey(seed).sign(unsigned.end_cell().hash).signature
-    body = Builder().store_bytes(signature).store_cell(unsigned.end_cell()).end_cell()
+    body = begin_cell().store_bytes(signature).store_cell(unsigned.end_cell()).end_cell()
 
-    builder = Builder().store_uint(2, 2).store_address(None).store_address(wallet).store_coins(0)
+    builder = begin_cell().store_uint(2, 2).store_address(None).store_address(wallet).store_coins(0)
     if with_state_init:
         init = wallet_v4r2_state_init(public_key, wallet_id)
         builder.store_bit(1)
@@ -229,9 +234,9 @@ def external_transfer(
 
 
 def normalized_hash(destination: Address, body: Cell) -> bytes:
-    """TEP-467: the hash of ext_in_msg_info with no source, no import fee, no init, and the body a reference."""
+    """TEP-467: the hash of ext_in_msg_info with no source, import fee nor init, and the body a reference."""
     return (
-        Builder()
+        begin_cell()
         .store_uint(2, 2)
         .store_address(None)
         .store_address(destination)

@@ -127,7 +127,9 @@ class TonDevnet:
             body["send_mode"] = send_mode
         return self.control("pay", body)  # type: ignore[no-any-return]
 
-    def fund(self, address: str, amount: int, *, bounce: bool = False, comment: str | None = None) -> dict[str, Any]:
+    def fund(
+        self, address: str, amount: int, *, bounce: bool = False, comment: str | None = None
+    ) -> dict[str, Any]:
         """The faucet sends `amount` nanotons to `address` (non-bounceable unless `bounce`)."""
         body: dict[str, Any] = {"address": address, "amount": str(amount), "bounce": bounce}
         if comment is not None:
@@ -157,7 +159,7 @@ class RunningDevnet:
         command = [shutil.which("node") or "node", str(SERVER), "--port", "0"]
         if api_key:
             command += ["--api-key", api_key]
-        self.process = subprocess.Popen(  # noqa: S603 - our own script, no shell
+        self.process = subprocess.Popen(
             command,
             cwd=DEVNET_DIR,
             stdin=subprocess.DEVNULL,

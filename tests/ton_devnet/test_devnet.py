@@ -27,7 +27,9 @@ def raw(address: str) -> str:
 
 def fresh_address(*, bounceable: bool) -> str:
     """An address no contract lives at."""
-    return Address((0, os.urandom(32))).to_str(is_user_friendly=True, is_url_safe=True, is_bounceable=bounceable)
+    return Address((0, os.urandom(32))).to_str(
+        is_user_friendly=True, is_url_safe=True, is_bounceable=bounceable
+    )
 
 
 def newest(devnet: TonDevnet, address: str, limit: int = 10) -> list[dict[str, Any]]:
@@ -37,15 +39,26 @@ def newest(devnet: TonDevnet, address: str, limit: int = 10) -> list[dict[str, A
 def house(devnet: TonDevnet, balance: int = 10 * TON) -> tuple[str, bytes]:
     """A deployed house wallet v4R2 of a new seed; its address and seed."""
     seed = os.urandom(32)
-    public_key = bytes.fromhex(devnet.v4_transfer(**_transfer_fields(seed, fresh_address(bounceable=False), 1))["public_key"])
+    public_key = bytes.fromhex(
+        devnet.v4_transfer(**_transfer_fields(seed, fresh_address(bounceable=False), 1))["public_key"]
+    )
     return devnet.house_wallet(public_key, balance=balance)["address"], seed
 
 
 def _transfer_fields(seed: bytes, to: str, amount: int, **extra: Any) -> dict[str, Any]:
-    return {"seed": seed.hex(), "seqno": 0, "valid_until": 2**32 - 1, "to": to, "amount": str(amount), **extra}
+    return {
+        "seed": seed.hex(),
+        "seqno": 0,
+        "valid_until": 2**32 - 1,
+        "to": to,
+        "amount": str(amount),
+        **extra,
+    }
 
 
-def signed(devnet: TonDevnet, seed: bytes, to: str, amount: int, *, seqno: int, valid_until: int, **extra: Any) -> str:
+def signed(
+    devnet: TonDevnet, seed: bytes, to: str, amount: int, *, seqno: int, valid_until: int, **extra: Any
+) -> str:
     """@ton/ton's external message of a v4R2 transfer, base64 (as sendBocReturnHash takes it)."""
     fields = _transfer_fields(seed, to, amount, seqno=seqno, valid_until=valid_until, **extra)
     return devnet.v4_transfer(**fields)["boc"]  # type: ignore[no-any-return]
@@ -86,7 +99,9 @@ def test_a_payment_with_a_comment_is_in_the_house_wallets_transactions(ton_devne
     assert in_msg["message"] == "INV-0042 Rechnung №42 ✓"
     # The transaction the devnet reported is the one listed, and its bytes are that transaction.
     mine = [tx for tx in sent["transactions"] if raw(tx["address"]) == raw(address)]
-    assert [(tx["lt"], tx["hash"]) for tx in mine] == [(item["transaction_id"]["lt"], item["transaction_id"]["hash"])]
+    assert [(tx["lt"], tx["hash"]) for tx in mine] == [
+        (item["transaction_id"]["lt"], item["transaction_id"]["hash"])
+    ]
     cell = Cell.one_from_boc(base64.b64decode(item["data"]))
     assert base64.b64encode(cell.hash).decode() == item["transaction_id"]["hash"]
     parsed = parsed_transaction(item)
@@ -203,7 +218,9 @@ def test_send_boc_return_hash_moves_ton_once_and_the_seqno_advances(ton_devnet: 
     [sent] = newest(ton_devnet, address, limit=1)
     assert sent["in_msg"]["source"] == "" and sent["in_msg"]["hash"] == answer["result"]["hash"]
     [out] = sent["out_msgs"]
-    assert out["value"] == "300000000" and out["message"] == "payout 7" and raw(out["destination"]) == raw(payee)
+    assert (
+        out["value"] == "300000000" and out["message"] == "payout 7" and raw(out["destination"]) == raw(payee)
+    )
 
     # The same message again: refused, and nothing moves.
     again = ton_devnet.api_post("sendBocReturnHash", {"boc": boc})
@@ -239,7 +256,14 @@ def test_an_expired_message_is_refused(ton_devnet: TonDevnet) -> None:
 def test_a_message_with_a_bad_signature_is_refused(ton_devnet: TonDevnet) -> None:
     address, _ = house(ton_devnet)
     other_seed = os.urandom(32)  # not the house wallet's key: the message goes to another wallet's address
-    boc = signed(ton_devnet, other_seed, fresh_address(bounceable=False), TON, seqno=0, valid_until=ton_devnet.now() + 60)
+    boc = signed(
+        ton_devnet,
+        other_seed,
+        fresh_address(bounceable=False),
+        TON,
+        seqno=0,
+        valid_until=ton_devnet.now() + 60,
+    )
     refused = ton_devnet.api_post("sendBocReturnHash", {"boc": boc})
     assert refused.status_code == 500 and refused.json()["ok"] is False
     assert wallet_seqno(ton_devnet, address) == 0
@@ -255,10 +279,20 @@ def test_a_wallet_from_a_mnemonic_is_the_one_its_key_derives(ton_devnet: TonDevn
 
 def test_an_uninitialized_wallet_is_deployed_by_its_first_message(ton_devnet: TonDevnet) -> None:
     seed = os.urandom(32)
-    public_key = bytes.fromhex(ton_devnet.v4_transfer(**_transfer_fields(seed, fresh_address(bounceable=False), 1))["public_key"])
+    public_key = bytes.fromhex(
+        ton_devnet.v4_transfer(**_transfer_fields(seed, fresh_address(bounceable=False), 1))["public_key"]
+    )
     address = ton_devnet.house_wallet(public_key, balance=2 * TON, deploy=False)["address"]
     assert ton_devnet.result("getAddressInformation", address=address)["state"] == "uninitialized"
-    boc = signed(ton_devnet, seed, fresh_address(bounceable=False), TON // 2, seqno=0, valid_until=ton_devnet.now() + 60, with_init=True)
+    boc = signed(
+        ton_devnet,
+        seed,
+        fresh_address(bounceable=False),
+        TON // 2,
+        seqno=0,
+        valid_until=ton_devnet.now() + 60,
+        with_init=True,
+    )
     assert ton_devnet.api_post("sendBocReturnHash", {"boc": boc}).json()["ok"] is True
     assert ton_devnet.result("getAddressInformation", address=address)["state"] == "active"
     assert wallet_seqno(ton_devnet, address) == 1
@@ -292,11 +326,19 @@ def test_transactions_are_paged_by_lt_and_hash_and_stop_at_to_lt(ton_devnet: Ton
 
     second = every[1]["transaction_id"]
     page = newest_from(ton_devnet, address, second["lt"], second["hash"], limit=2)
-    assert [item["transaction_id"] for item in page] == [every[1]["transaction_id"], every[2]["transaction_id"]]
+    assert [item["transaction_id"] for item in page] == [
+        every[1]["transaction_id"],
+        every[2]["transaction_id"],
+    ]
     hex_hash = base64.b64decode(second["hash"]).hex()
     assert newest_from(ton_devnet, address, second["lt"], hex_hash, limit=1)[0]["transaction_id"] == second
-    upto = ton_devnet.result("getTransactions", address=address, limit=10, to_lt=every[2]["transaction_id"]["lt"])
-    assert [item["transaction_id"] for item in upto] == [every[0]["transaction_id"], every[1]["transaction_id"]]
+    upto = ton_devnet.result(
+        "getTransactions", address=address, limit=10, to_lt=every[2]["transaction_id"]["lt"]
+    )
+    assert [item["transaction_id"] for item in upto] == [
+        every[0]["transaction_id"],
+        every[1]["transaction_id"],
+    ]
     # POST with a JSON body answers the same.
     posted = ton_devnet.api_post("getTransactions", {"address": address, "limit": 2}).json()
     assert posted["ok"] is True and posted["result"] == every[:2]
@@ -311,16 +353,24 @@ def test_run_get_method_and_estimate_fee(ton_devnet: TonDevnet) -> None:
     run = ton_devnet.api_post("runGetMethod", {"address": address, "method": "seqno", "stack": []}).json()
     assert run["ok"] is True
     assert run["result"]["exit_code"] == 0 and run["result"]["stack"] == [["num", "0x0"]]
-    key = ton_devnet.api_post("runGetMethod", {"address": address, "method": "get_public_key", "stack": []}).json()
+    key = ton_devnet.api_post(
+        "runGetMethod", {"address": address, "method": "get_public_key", "stack": []}
+    ).json()
     assert int(key["result"]["stack"][0][1], 16) > 0
-    nobody = ton_devnet.api_post("runGetMethod", {"address": fresh_address(bounceable=True), "method": "seqno", "stack": []})
+    nobody = ton_devnet.api_post(
+        "runGetMethod", {"address": fresh_address(bounceable=True), "method": "seqno", "stack": []}
+    )
     assert nobody.json()["result"]["exit_code"] == -13
 
-    boc = signed(ton_devnet, seed, fresh_address(bounceable=False), TON, seqno=0, valid_until=ton_devnet.now() + 60)
+    boc = signed(
+        ton_devnet, seed, fresh_address(bounceable=False), TON, seqno=0, valid_until=ton_devnet.now() + 60
+    )
     body = Cell.one_from_boc(base64.b64decode(boc)).begin_parse()
     body.skip_bits(2 + 2 + 3 + 8 + 256 + 4 + 1)  # ext_in_msg_info, addr_none, dest, import_fee 0, no init
     body_cell = body.load_ref() if body.load_bit() else body.to_cell()
-    fee = ton_devnet.api_post("estimateFee", {"address": address, "body": base64.b64encode(body_cell.to_boc()).decode()}).json()
+    fee = ton_devnet.api_post(
+        "estimateFee", {"address": address, "body": base64.b64encode(body_cell.to_boc()).decode()}
+    ).json()
     assert fee["ok"] is True and fee["result"]["@type"] == "query.fees"
     source = fee["result"]["source_fees"]
     assert source["gas_fee"] > 0 and source["fwd_fee"] > 0 and source["in_fwd_fee"] > 0
@@ -339,7 +389,11 @@ def test_errors_are_in_toncenters_envelope(ton_devnet: TonDevnet) -> None:
     assert limit.status_code == 422 and limit.json()["code"] == 422
     ok = ton_devnet.api_get("getMasterchainInfo")
     assert ok.json()["ok"] is True and "@extra" in ok.json()
-    rpc = ton_devnet.http.post(f"{ton_devnet.api_url}/jsonRPC", json={"jsonrpc": "2.0", "id": "1", "method": "getMasterchainInfo", "params": {}}, timeout=30)
+    rpc = ton_devnet.http.post(
+        f"{ton_devnet.api_url}/jsonRPC",
+        json={"jsonrpc": "2.0", "id": "1", "method": "getMasterchainInfo", "params": {}},
+        timeout=30,
+    )
     assert rpc.json()["ok"] is True and rpc.json()["id"] == "1"
 
 
