@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 LOCK := requirements/lock.txt
 UV_VERSION := 0.13.8
 
-.PHONY: install lock audit run test lint bench clean hardhat tronweb tron-devnet
+.PHONY: install lock audit run test lint bench clean hardhat tronweb tron-devnet ton-devnet-npm ton-devnet
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -61,3 +61,12 @@ tronweb:
 # for trying a client by hand; it prints its accounts, keys and token, and serves until interrupted.
 tron-devnet: install
 	$(BIN)/python -m tests.tron_devnet --port 8090
+
+# @ton/sandbox and its peers for the TON devnet of the tests (tests/ton_devnet), pinned by its package-lock.
+ton-devnet-npm:
+	[ -f tests/ton_devnet/node_modules/@ton/sandbox/package.json ] || npm ci --prefix tests/ton_devnet --no-audit --no-fund --loglevel=error
+
+# The TON devnet of the tests (toncenter's API v2 over @ton/sandbox) on :8081, for trying a client by hand:
+# the API at http://127.0.0.1:8081/api/v2, the test controls under /devnet/; serves until interrupted.
+ton-devnet: ton-devnet-npm
+	exec node tests/ton_devnet/server.js --port 8081

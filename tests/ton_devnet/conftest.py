@@ -1,0 +1,3 @@
+from tests.ton_devnet.fixtures import ton_devnet
+
+__all__ = ["ton_devnet"]
