@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 LOCK := requirements/lock.txt
 UV_VERSION := 0.13.8
 
-.PHONY: install lock audit run test lint bench clean hardhat tronweb tron-devnet
+.PHONY: install lock audit run test lint bench clean hardhat tronweb tron-devnet solana-devnet
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -61,3 +61,8 @@ tronweb:
 # for trying a client by hand; it prints its accounts, keys and token, and serves until interrupted.
 tron-devnet: install
 	$(BIN)/python -m tests.tron_devnet --port 8090
+
+# The Solana devnet of the tests (tests/solana_devnet: Agave's JSON-RPC over LiteSVM in process) on :8899,
+# for trying a client by hand; it prints its faucet's and customer's keys, and produces a slot every 400 ms.
+solana-devnet: install
+	$(BIN)/python -m tests.solana_devnet --port 8899
