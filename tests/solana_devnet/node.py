@@ -233,7 +233,9 @@ class Devnet:
         )
 
     def balance(self, address: Pubkey, bank: int) -> int:
-        history = self.balances.get(address, [])
+        history = self.balances.get(address)
+        if history is None:  # no transaction ever touched it: as it was at genesis
+            return self.svm.get_balance(address) or 0
         at = bisect.bisect_right(history, bank, key=lambda entry: entry[0])
         return history[at - 1][1] if at else 0
 
@@ -309,10 +311,11 @@ class Devnet:
         )
         self.pending.append(record)
         self.by_signature[record.signature] = record
-        for key, lamports in zip(keys, post, strict=True):
+        for key, before, lamports in zip(keys, pre, post, strict=True):
             self.by_address.setdefault(key, []).append(record)
-            history = self.balances.setdefault(key, [])
-            if not history or history[-1][1] != lamports:
+            # First touched now: it had its balance before in every bank since genesis.
+            history = self.balances.setdefault(key, [(GENESIS_SLOT, before)])
+            if history[-1][1] != lamports:
                 history.append((record.slot, lamports))
         return record
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from solders.keypair import Keypair
 
+from tests.solana_devnet import wallet
 from tests.solana_devnet.agave import parsed
 from tests.solana_devnet.fixtures import DevnetClient
 from tests.solana_devnet.node import FINALITY_DEPTH
@@ -132,3 +133,14 @@ def test_the_latest_blockhash_of_each_bank(solana_devnet: DevnetClient) -> None:
     assert finalized["value"]["lastValidBlockHeight"] == height - FINALITY_DEPTH + 150
     assert finalized["value"]["blockhash"] != confirmed["result"]["value"]["blockhash"]
     assert solana_devnet.mine(0 + 1)["blockhash"] != confirmed["result"]["value"]["blockhash"]
+
+
+def test_a_program_account_has_its_balance_in_every_bank(solana_devnet: DevnetClient) -> None:
+    memo = str(wallet.MEMO_V3)
+    before = solana_devnet.balance(memo, "finalized")
+
+    solana_devnet.payment(Keypair().pubkey(), SOL, memo="x")
+    solana_devnet.mine()
+
+    assert before > 0
+    assert [solana_devnet.balance(memo, c) for c in ("processed", "confirmed", "finalized")] == [before] * 3
