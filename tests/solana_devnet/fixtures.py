@@ -115,7 +115,9 @@ class DevnetClient:
 @pytest.fixture
 def solana_devnet() -> Iterator[DevnetClient]:
     running = start()
+    client = DevnetClient(running.url)
     try:
-        yield DevnetClient(running.url)
+        yield client
     finally:
+        client.http.close()  # its kept-alive connections end their handler threads
         running.stop()

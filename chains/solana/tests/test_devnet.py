@@ -5,6 +5,7 @@ of sendTransaction typed as the client promises."""
 from __future__ import annotations
 
 import socket
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from solders.pubkey import Pubkey
 from solders.signature import Signature
 from solders.transaction import VersionedTransaction
 
+from chains.answers import limited_session
 from chains.solana import errors
 from chains.solana.node import SolanaNode
 from chains.solana.transfers import memo_texts, received
@@ -27,8 +29,10 @@ SOL = wallet.LAMPORTS_PER_SOL
 
 
 @pytest.fixture
-def node(solana_devnet: DevnetClient) -> SolanaNode:
-    return SolanaNode(solana_devnet.url)
+def node(solana_devnet: DevnetClient) -> Iterator[SolanaNode]:
+    session = limited_session()
+    yield SolanaNode(solana_devnet.url, session=session)
+    session.close()
 
 
 def _payment(
