@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 LOCK := requirements/lock.txt
 UV_VERSION := 0.13.8
 
-.PHONY: install lock audit run test lint bench clean hardhat tronweb tron-devnet ton-devnet-npm ton-devnet
+.PHONY: install lock audit run test lint bench clean hardhat tronweb tron-devnet ton-devnet-npm ton-devnet solana-devnet
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -70,3 +70,8 @@ ton-devnet-npm:
 # the API at http://127.0.0.1:8081/api/v2, the test controls under /devnet/; serves until interrupted.
 ton-devnet: ton-devnet-npm
 	exec node tests/ton_devnet/server.js --port 8081
+
+# The Solana devnet of the tests (tests/solana_devnet: Agave's JSON-RPC over LiteSVM in process) on :8899,
+# for trying a client by hand; it prints its faucet's and customer's keys, and produces a slot every 400 ms.
+solana-devnet: install
+	$(BIN)/python -m tests.solana_devnet --port 8899

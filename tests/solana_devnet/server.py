@@ -1,0 +1,176 @@
+"""The devnet's HTTP server: JSON-RPC 2.0 on `POST /` (single requests and batches, answered with HTTP 200
+whatever the outcome, as Agave's server does), and the controls under `/devnet/` (their own JSON, HTTP 400
+on a bad request). With `api_key`, every request must carry it in `x-api-key` (else HTTP 401, as a
+provider answers a missing key)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import traceback
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlsplit
+
+from tests.solana_devnet import controls
+from tests.solana_devnet.errors import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    RpcError,
+)
+from tests.solana_devnet.node import Devnet
+from tests.solana_devnet.rpc import METHODS
+
+API_KEY_HEADER = "x-api-key"
+INTERNAL_ERROR = -32603
+
+
+def answer_rpc(devnet: Devnet, body: bytes) -> Any:
+    """The JSON-RPC answer to `body`: one response, or a list for a batch."""
+    try:
+        request = json.loads(body)
+    except ValueError:
+        return _error(None, RpcError(PARSE_ERROR, "Parse error"))
+    if isinstance(request, list):
+        if not request:
+            return _error(None, RpcError(INVALID_REQUEST, "Invalid request"))
+        return [_answer_one(devnet, item) for item in request]
+    return _answer_one(devnet, request)
+
+
+def _answer_one(devnet: Devnet, request: Any) -> dict[str, Any]:
+    if not isinstance(request, dict):
+        return _error(None, RpcError(INVALID_REQUEST, "Invalid request"))
+    request_id = request.get("id")
+    name = request.get("method")
+    if request.get("jsonrpc") != "2.0" or not isinstance(name, str):
+        return _error(request_id, RpcError(INVALID_REQUEST, "Invalid request"))
+    handler = METHODS.get(name)
+    if handler is None:
+        return _error(request_id, RpcError(METHOD_NOT_FOUND, "Method not found"))
+    params = request.get("params")
+    if params is None:
+        params = []
+    if not isinstance(params, list):
+        return _error(
+            request_id, RpcError(INVALID_PARAMS, "Invalid params: invalid type: map, expected a sequence.")
+        )
+    try:
+        with devnet.lock:  # one request at a time sees and changes the chain
+            result = handler(devnet, params)
+    except RpcError as exc:
+        return _error(request_id, exc)
+    except Exception as exc:  # a devnet bug: said as an internal error, with what went wrong
+        return _error(request_id, RpcError(INTERNAL_ERROR, "Internal error", f"{type(exc).__name__}: {exc}"))
+    return {"jsonrpc": "2.0", "result": result, "id": request_id}
+
+
+def _error(request_id: Any, error: RpcError) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "error": error.to_json(), "id": request_id}
+
+
+class Handler(BaseHTTPRequestHandler):
+    server: DevnetServer
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        if self.server.verbose:
+            super().log_message(format, *args)
+
+    def do_GET(self) -> None:
+        if not self._authorized():
+            return
+        path = urlsplit(self.path).path.strip("/")
+        if path == "devnet/info":
+            with self.server.devnet.lock:
+                self._send(200, controls.info(self.server.devnet))
+        else:
+            self._send(405 if path == "" else 404, {"error": f"GET /{path}: use POST / for JSON-RPC"})
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        if not self._authorized():
+            return
+        path = urlsplit(self.path).path.strip("/")
+        devnet = self.server.devnet
+        if path == "":
+            self._send(200, answer_rpc(devnet, body))
+            return
+        control = controls.CONTROLS.get(path.removeprefix("devnet/")) if path.startswith("devnet/") else None
+        if control is None:
+            self._send(404, {"error": f"no such path on the devnet: /{path}"})
+            return
+        try:
+            fields = json.loads(body) if body.strip() else {}
+            if not isinstance(fields, dict):
+                raise ValueError("the body is a JSON object")
+            with devnet.lock:
+                self._send(200, control(devnet, fields))
+        except (ValueError, KeyError, TypeError) as exc:
+            self._send(400, {"error": f"{type(exc).__name__}: {exc}"})
+        except Exception as exc:
+            traceback.print_exc()
+            self._send(500, {"error": f"{type(exc).__name__}: {exc}"})
+
+    def _authorized(self) -> bool:
+        expected = self.server.api_key
+        if expected is None or self.headers.get(API_KEY_HEADER) == expected:
+            return True
+        self._send(
+            401,
+            {"jsonrpc": "2.0", "error": {"code": -32401, "message": "invalid api key provided"}, "id": None},
+        )
+        return False
+
+    def _send(self, status: int, body: Any) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+class DevnetServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(
+        self, devnet: Devnet, host: str, port: int, *, api_key: str | None = None, verbose: bool = False
+    ) -> None:
+        super().__init__((host, port), Handler)
+        self.devnet, self.api_key, self.verbose = devnet, api_key, verbose
+
+
+@dataclass
+class Running:
+    """A devnet serving on `url` from a thread; `stop()` shuts it down."""
+
+    url: str
+    devnet: Devnet
+    server: DevnetServer
+    thread: threading.Thread
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=10)
+
+
+def start(
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    api_key: str | None = None,
+    verbose: bool = False,
+    devnet: Devnet | None = None,
+) -> Running:
+    """A fresh devnet (genesis) on `port` (0: a free one), served from a daemon thread."""
+    server = DevnetServer(devnet or Devnet(), host, port, api_key=api_key, verbose=verbose)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), name="solana-devnet", daemon=True)
+    thread.start()
+    bound_host, bound_port = server.server_address[:2]
+    return Running(f"http://{bound_host}:{bound_port}", server.devnet, server, thread)
