@@ -22,10 +22,11 @@ from celery.signals import (
     worker_shutting_down,
 )
 
-from core import request_id
+from core import broker, request_id
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
 
+broker.install()  # the embedded broker's messages are written whole (core/broker.py)
 app = Celery("kassa", task_cls="core.celery_task:KassaTask")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()

@@ -7,6 +7,9 @@ ends `make run`; the message is lost too. Here a message is written whole under 
 (`….msg.part`) and renamed into place, which is atomic within a folder: a reader sees the whole message
 or none. A file that still cannot be read as a message (a disk error, a hand edit) is logged and skipped,
 so it never stops the worker.
+
+`install()` (config/celery.py, in every process) makes this the transport of every `filesystem://` broker
+URL, so the settings keep kombu's own URL and a test or tool that names another broker gets that one.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from time import monotonic
 from typing import Any
 
 from kombu.exceptions import ChannelError
-from kombu.transport import filesystem
+from kombu.transport import TRANSPORT_ALIASES, filesystem
 from kombu.utils.json import dumps
 
 logger = logging.getLogger(__name__)
@@ -49,3 +52,8 @@ class Channel(filesystem.Channel):
 
 class Transport(filesystem.Transport):
     Channel = Channel
+
+
+def install() -> None:
+    """`filesystem://` means this transport from now on, in this process."""
+    TRANSPORT_ALIASES["filesystem"] = f"{__name__}:Transport"

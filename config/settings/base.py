@@ -140,7 +140,6 @@ if REDIS_URL:
     }
 else:
     CELERY_BROKER_URL = "filesystem://"
-    CELERY_BROKER_TRANSPORT = "core.broker:Transport"  # kombu's, each message written whole (core/broker.py)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         # One folder for both directions: every process of this machine reads and writes the same queue.
         "data_folder_in": str(CELERY_BROKER_DIR / "queue"),

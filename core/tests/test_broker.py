@@ -68,5 +68,7 @@ def test_a_file_that_is_no_message_is_skipped_and_the_next_one_delivered(channel
         channel._get("celery")
 
 
-def test_the_name_in_the_settings_is_this_transport():
-    assert resolve_transport("core.broker:Transport") is Transport  # CELERY_BROKER_TRANSPORT, embedded
+def test_every_filesystem_broker_url_of_kassa_is_this_transport():
+    import config.celery  # noqa: F401  (every process imports it: it installs the transport)
+
+    assert resolve_transport("filesystem") is Transport
