@@ -100,10 +100,16 @@ def _locked(unrouted_id: int | str) -> tuple[UnroutedDeposit, Deposit]:
 
 
 def _require_final(deposit: Deposit) -> None:
+    """Only what the chain holds for good is credited or paid back."""
     if deposit.status != Deposit.Status.CONFIRMED:
         raise InvalidState(
             f"The deposit is {deposit.status}, not confirmed: nothing can be done with it until the chain "
             "holds it for good."
+        )
+    if deposit.reversed_at is not None:
+        raise InvalidState(
+            "A reorganisation took the deposit off the chain (deposit_reversed): nothing can be done with it "
+            "unless the chain mines it again."
         )
 
 
@@ -346,7 +352,9 @@ def _claims_decide(unrouted: UnroutedDeposit, status: str, winner: tuple[UUID, s
 def open_final() -> dict[str, int]:
     """Open unrouted deposits whose deposit is confirmed (a person can act), per code."""
     rows = (
-        UnroutedDeposit.objects.filter(status=Status.OPEN, deposit__status=Deposit.Status.CONFIRMED)
+        UnroutedDeposit.objects.filter(
+            status=Status.OPEN, deposit__status=Deposit.Status.CONFIRMED, deposit__reversed_at__isnull=True
+        )
         .values("code")
         .annotate(count=Count("pk"))
     )

@@ -5,17 +5,21 @@ support ticket in public trackers; the sandbox's `ton` is one shared address and
 
 from __future__ import annotations
 
+import importlib
 from decimal import Decimal
 
 import pytest
+from django.apps import apps as django_apps
 
 from alerts.models import Alert
+from chains.deposit_reversals import deposit_reverse
 from chains.house import house_fees
 from chains.models import ClaimStatus, DepositClaim, UnroutedDeposit, UnroutedEvent
-from chains.unrouted import ALERT, Target, unrouted_assign, unrouted_refund
+from chains.unrouted import ALERT, Target, open_final, unrouted_assign, unrouted_refund
 from core.assets import get_asset
 from core.errors import InvalidState, NotFound, ValidationFailed
 from invoices.models import Invoice
+from invoices.services import invoice_close
 from payments.models import Deposit, LedgerEntry, SandboxTransaction
 from security.models import AuditEvent
 from tests.chain import available, mine, pay_address, send_payouts, webhook_statuses
@@ -288,3 +292,43 @@ def test_a_payment_to_its_invoice_s_own_comment_is_not_unrouted(invoice) -> None
     pay_address("ton", invoice.deposit_address.address, invoice.amount_due, tag=invoice.deposit_address.tag)
 
     assert not UnroutedDeposit.objects.exists()
+
+
+def test_a_deposit_a_reorganisation_took_back_cannot_be_acted_on(invoice) -> None:  # type: ignore[no-untyped-def]
+    unrouted = UnroutedDepositFactory(tag="", amount=invoice.amount_due)
+    deposit_reverse(deposit_id=unrouted.deposit_id)
+
+    with pytest.raises(InvalidState, match="reorganisation"):
+        unrouted_assign(unrouted_id=unrouted.pk, target=Target("invoice", str(invoice.pk)), by="ops")
+
+    assert open_final() == {}  # not counted as waiting: the chain no longer holds it
+    assert not LedgerEntry.objects.exists()
+
+
+def test_assigned_to_an_invoice_closed_meanwhile_it_is_credited_in_full_as_a_late_payment(
+    invoice, merchant
+) -> None:  # type: ignore[no-untyped-def]
+    unrouted = UnroutedDepositFactory(tag="", amount=invoice.amount_due)
+    invoice_close(invoice_id=invoice.pk, now=True)
+
+    unrouted_assign(unrouted_id=unrouted.pk, target=Target("invoice", str(invoice.pk)), by="ops")
+
+    invoice.refresh_from_db()
+    assert invoice.status == Invoice.Status.CLOSED
+    assert Deposit.objects.get(pk=unrouted.deposit_id).is_late
+    assert available(merchant.company, "ton") == invoice.amount_due  # in full, as any late payment
+    assert webhook_statuses(WebhookEvent.Family.INVOICE, str(invoice.pk)) == ["created", "pending", "closed"]
+
+
+def test_deposits_recorded_with_no_owner_before_are_backfilled(invoice) -> None:  # type: ignore[no-untyped-def]
+    migration = importlib.import_module("chains.migrations.0008_unrouted_backfill")
+    unrouted = UnroutedDepositFactory(tag="")
+    failed = UnroutedDepositFactory(outcome="fail")
+    UnroutedEvent.objects.all().delete()
+    UnroutedDeposit.objects.all().delete()  # as before the migration that made them
+
+    migration.backfill(django_apps, None)
+
+    rows = dict(UnroutedDeposit.objects.values_list("deposit_id", "status"))
+    assert rows == {unrouted.deposit_id: Status.OPEN, failed.deposit_id: Status.VOID}
+    assert UnroutedDeposit.objects.get(deposit_id=unrouted.deposit_id).reason == UnroutedDeposit.Reason.NO_TAG

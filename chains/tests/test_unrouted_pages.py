@@ -11,8 +11,9 @@ import pytest
 from django.core.management import CommandError, call_command
 from prometheus_client.parser import text_string_to_metric_families
 
-from chains.claims import CLAIMS_PER_DAY
+from chains.claims import CLAIMS_PER_DAY, txid_check
 from chains.models import ClaimStatus, DepositClaim, UnroutedDeposit
+from core.errors import ValidationFailed
 from invoices.models import Invoice
 from tests.dashboard import (  # noqa: F401 - fixtures
     Dash,
@@ -226,3 +227,26 @@ def test_metrics_count_the_open_final_ones_per_code(client, settings) -> None:  
         for sample in family.samples
     }
     assert samples[("kassa_unrouted_deposits", (("code", "ton"),))] == 2
+
+
+@pytest.mark.parametrize(
+    ("code", "txid", "stored"),
+    [
+        ("btc", "AB" * 32, "ab" * 32),
+        ("eth", "0x" + "CD" * 32, "0x" + "cd" * 32),
+        ("trx", "ef" * 32, "ef" * 32),
+        (
+            "ton",
+            "QmFzZTY0VHJhbnNhY3Rpb25IYXNoT2ZUb25fXy0tMTI=",
+            "QmFzZTY0VHJhbnNhY3Rpb25IYXNoT2ZUb25fXy0tMTI=",
+        ),
+        ("sol", "5" * 88, "5" * 88),
+        ("near", "A" * 44, "A" * 44),
+    ],
+)
+def test_a_real_chain_s_hash_is_checked_in_its_own_shape(settings, code, txid, stored) -> None:  # type: ignore[no-untyped-def]
+    settings.SANDBOX_ENABLED = False  # every code is then judged by its family's own shape
+
+    assert txid_check(code, f" {txid} ") == stored
+    with pytest.raises(ValidationFailed, match="transaction hash is"):
+        txid_check(code, txid[:-3])
