@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 
 from chains.models import DepositClaim, UnroutedDeposit
 
@@ -56,3 +56,12 @@ def _with_claims(found: list[UnroutedDeposit]) -> list[UnroutedRow]:
         if row is not None:
             row.claims.append(claim)
     return rows
+
+
+def claim_list_unmatched(*, limit: int = LIST_LIMIT) -> list[DepositClaim]:
+    """Open claims whose transaction is no unrouted deposit (not seen yet, routed after all, or a wrong
+    hash), oldest first: the operator answers the merchant."""
+    unmatched = DepositClaim.objects.filter(status=DepositClaim.Status.OPEN).exclude(
+        Exists(UnroutedDeposit.objects.filter(code=OuterRef("code"), deposit__txid=OuterRef("txid")))
+    )
+    return list(unmatched.select_related("company").order_by("created_at", "pk")[:limit])

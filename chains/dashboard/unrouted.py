@@ -14,7 +14,7 @@ from alerts.dashboard.views import staff_view
 from chains.claims import CLAIMS_PER_DAY, deposit_claim_create, deposit_claim_list_for_company
 from chains.dashboard.unrouted_forms import DepositClaimForm, UnroutedAssignForm, UnroutedRefundForm
 from chains.unrouted import Target, unrouted_assign, unrouted_refund
-from chains.unrouted_selectors import unrouted_get, unrouted_list
+from chains.unrouted_selectors import claim_list_unmatched, unrouted_get, unrouted_list
 from core.errors import DomainError, NotFound, ValidationFailed
 from core.money import number_text
 from payments.dashboard.forms.base import add_field_errors
@@ -35,6 +35,7 @@ def unrouted_page(request: HttpRequest, company: Company | None) -> HttpResponse
         "nav": "unrouted",
         "rows": unrouted_list(open_only=not show_all),
         "show_all": show_all,
+        "unmatched": claim_list_unmatched(),
     }
     return render(request, "chains/unrouted.html", context)
 

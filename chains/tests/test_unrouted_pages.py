@@ -55,6 +55,15 @@ def test_the_staff_page_lists_open_ones_with_the_merchant_s_claim(staff, dash, m
     assert f'data-unrouted-id="{unrouted.pk}"' in body
 
 
+def test_a_claim_on_a_transaction_nobody_recorded_is_shown_to_the_operator_apart(staff, dash) -> None:  # type: ignore[no-untyped-def]
+    dash.post("/dashboard/claims/", {"asset": "ton", "txid": "9" * 64, "message": "paid at 10:02"})
+
+    body = text(staff.get("/dashboard/unrouted/"))
+
+    unmatched = body.split('data-testid="unmatched-claims"')[1]
+    assert "9" * 64 in unmatched and "paid at 10:02" in unmatched and "Acme Shop" in unmatched
+
+
 @pytest.mark.parametrize("path", ["/dashboard/unrouted/", "/dashboard/unrouted/1/assign/"])
 def test_only_staff_reach_it(dash, path) -> None:  # type: ignore[no-untyped-def]
     UnroutedDepositFactory()
