@@ -14,8 +14,9 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from chains.models import DepositClaim
+from chains.unrouted import assign_targets
 from core.assets import get_asset
-from core.errors import FieldError, UnsupportedAsset, ValidationFailed
+from core.errors import FieldError, NotFound, UnsupportedAsset, ValidationFailed
 from core.offer import is_sandbox, require_offered
 from payments.models import Company
 
@@ -67,6 +68,8 @@ def deposit_claim_create(
             invoice = uuid.UUID(invoice_id.strip())
         except ValueError as exc:
             raise ValidationFailed([FieldError("invoice", "invalid", "an invoice id is a UUID")]) from exc
+    if invoice is not None:
+        _check_invoice(company, code, invoice)
     existing = DepositClaim.objects.filter(company=company, code=code, txid=txid).first()
     if existing is not None:
         return existing
@@ -86,6 +89,28 @@ def deposit_claim_create(
             )
     except IntegrityError:  # the same claim sent twice at once
         return DepositClaim.objects.get(company=company, code=code, txid=txid)
+
+
+def _check_invoice(company: Company, code: str, invoice_id: uuid.UUID) -> None:
+    """The claimed invoice is one of the company's, filled with this network: the operator's "invoice" target
+    (chains.unrouted) answers, so the claim names what an assignment could credit. Another merchant's
+    invoice is answered exactly like one that does not exist."""
+    resolve = assign_targets.get("invoice")
+    if resolve is None:
+        return  # no invoices app: the id is kept as the merchant gave it
+    missing = ValidationFailed([FieldError("invoice", "not_found", "you have no invoice with this id")])
+    try:
+        address = resolve(str(invoice_id))
+    except NotFound as exc:
+        raise missing from exc
+    except ValidationFailed as exc:
+        raise ValidationFailed([FieldError("invoice", e.code, e.message) for e in exc.errors]) from exc
+    if address.company_id != company.pk:
+        raise missing
+    if address.code != code:
+        raise ValidationFailed(
+            [FieldError("invoice", "wrong_asset", f"this invoice is paid in {address.code}, not {code}")]
+        )
 
 
 def deposit_claim_list_for_company(*, company: Company) -> QuerySet[DepositClaim]:

@@ -163,6 +163,22 @@ def test_a_claim_is_stored_once_and_shows_its_status_to_its_merchant_only(
     assert txid.lower() not in text(other.get("/dashboard/claims/"))
 
 
+def test_a_claim_names_only_an_invoice_of_the_merchant_on_that_network(
+    dash, merchant, other_merchant
+) -> None:  # type: ignore[no-untyped-def]
+    mine = InvoiceFactory(company=merchant.company, code="ton")
+    theirs = InvoiceFactory(company=other_merchant.company, code="ton")
+    btc = InvoiceFactory(company=merchant.company, code="btc")
+    claim = {"asset": "ton", "txid": "1" * 64}
+
+    refused = [text(dash.post("/dashboard/claims/", {**claim, "invoice": str(i.pk)})) for i in (theirs, btc)]
+    dash.post("/dashboard/claims/", {**claim, "invoice": str(mine.pk)})
+
+    assert "you have no invoice with this id" in refused[0]
+    assert "this invoice is paid in btc, not ton" in refused[1]
+    assert DepositClaim.objects.get().invoice_id == mine.pk
+
+
 def test_claims_are_limited_per_day(dash) -> None:  # type: ignore[no-untyped-def]
     for n in range(CLAIMS_PER_DAY):
         dash.post("/dashboard/claims/", {"asset": "ton", "txid": f"{n:064x}"})
