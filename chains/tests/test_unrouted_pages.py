@@ -12,6 +12,7 @@ from django.core.management import CommandError, call_command
 from prometheus_client.parser import text_string_to_metric_families
 
 from chains.claims import CLAIMS_PER_DAY, txid_check
+from chains.derivation import ton_deposit_address
 from chains.models import ClaimStatus, DepositClaim, UnroutedDeposit
 from core.errors import ValidationFailed
 from invoices.models import Invoice
@@ -216,6 +217,25 @@ def test_the_command_lists_assigns_and_refunds(merchant) -> None:  # type: ignor
         [f"#{second.pk}", "2", "ton", "unknown_tag", "refunding"]
     ]
     assert len(_run("list", "--all").splitlines()) == 2
+
+
+def test_the_sandbox_walk_through_a_forgotten_comment_refunded_to_its_sender() -> None:
+    sent = StringIO()
+    call_command(
+        "sandbox", "deposit", "--asset", "ton", "--address", ton_deposit_address(), "--amount", "1.5",
+        "--from", ADDRESSES["ton"], stdout=sent,
+    )  # fmt: skip
+    call_command("sandbox", "mine", "--asset", "ton", stdout=StringIO())
+    [row] = [json.loads(line) for line in _run("list", "--json").splitlines()]
+
+    _run("refund", str(row["id"]))
+
+    assert (row["txid"], row["from"], row["reason"]) == (
+        json.loads(sent.getvalue())["txid"],
+        ADDRESSES["ton"],
+        "unknown_address",  # no invoice or address uses the shared TON address yet
+    )
+    assert Withdrawal.objects.get().to_address == ADDRESSES["ton"]
 
 
 @pytest.mark.parametrize(
