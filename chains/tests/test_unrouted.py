@@ -217,8 +217,9 @@ def test_a_deposit_not_final_yet_cannot_be_acted_on() -> None:
 # --- refund ---------------------------------------------------------------------------------------------
 
 
-def test_a_refund_pays_the_sender_once_as_a_house_payout() -> None:
+def test_a_refund_pays_the_sender_once_as_a_house_payout(merchant) -> None:  # type: ignore[no-untyped-def]
     unrouted = UnroutedDepositFactory(amount="2")
+    DepositClaim.objects.create(company=merchant.company, code="ton", txid=unrouted.deposit.txid)
 
     refunding = unrouted_refund(unrouted_id=unrouted.pk, by="ops")
     unrouted_refund(unrouted_id=unrouted.pk, by="ops")  # a double click
@@ -235,6 +236,7 @@ def test_a_refund_pays_the_sender_once_as_a_house_payout() -> None:
     assert [(tx.to_address, tx.amount) for tx in paid] == [(ADDRESSES["ton"], Decimal(2) - TON.network_fee)]
     assert not LedgerEntry.objects.exists()  # no merchant's balance ever held it
     assert not WebhookEvent.objects.exists()  # and no merchant is told
+    assert DepositClaim.objects.get().status == ClaimStatus.REFUNDED
     [row] = house_fees(["ton"])
     assert (row.withdrawals_done, row.charged) == (1, TON.network_fee)  # the fee it paid, in the house's book
 
