@@ -19,8 +19,9 @@ import pyotp
 from django.contrib.auth import get_user_model
 from factory.django import DjangoModelFactory
 
+from chains.claims import deposit_claim_create
 from chains.derivation import ton_deposit_address
-from chains.models import UnroutedDeposit
+from chains.models import DepositClaim, UnroutedDeposit
 from chains.static_deposits import static_address_get_or_create
 from core.assets import get_asset
 from invoices.models import Invoice
@@ -267,6 +268,24 @@ class UnroutedDepositFactory(_ServiceFactory):
         return UnroutedDeposit.objects.select_related("deposit").get(
             deposit__code=code, deposit__txid=tx.txid
         )
+
+
+class DepositClaimFactory(_ServiceFactory):
+    """A merchant's claim on a payment (its transaction hash), by `deposit_claim_create` as the dashboard's
+    *Payment claims* form makes it."""
+
+    class Meta:
+        model = DepositClaim
+
+    company = factory.SubFactory(CompanyFactory)
+    code = "ton"
+    txid = factory.Sequence(lambda n: f"{n:064x}")
+    invoice_id = ""
+    message = ""
+
+    @classmethod
+    def _create(cls, model_class: type, **kwargs: Any) -> DepositClaim:
+        return deposit_claim_create(**kwargs)
 
 
 class TotpDeviceFactory(_ServiceFactory):

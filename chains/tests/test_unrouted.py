@@ -23,7 +23,12 @@ from invoices.services import invoice_close
 from payments.models import Deposit, LedgerEntry, SandboxTransaction
 from security.models import AuditEvent
 from tests.chain import available, mine, pay_address, send_payouts, webhook_statuses
-from tests.factories import InvoiceFactory, StaticDepositAddressFactory, UnroutedDepositFactory
+from tests.factories import (
+    DepositClaimFactory,
+    InvoiceFactory,
+    StaticDepositAddressFactory,
+    UnroutedDepositFactory,
+)
 from webhooks.models import WebhookEvent
 from withdrawals.models import Withdrawal
 from withdrawals.services import withdrawal_sandbox_reject
@@ -106,7 +111,7 @@ def test_a_transfer_that_fails_on_chain_is_void_and_never_alerted() -> None:
 
 def test_assigning_to_an_invoice_makes_it_done_with_its_webhooks_once(invoice, merchant) -> None:  # type: ignore[no-untyped-def]
     unrouted = UnroutedDepositFactory(tag="", amount=invoice.amount_due)
-    DepositClaim.objects.create(company=merchant.company, code="ton", txid=unrouted.deposit.txid)
+    DepositClaimFactory(company=merchant.company, txid=unrouted.deposit.txid)
 
     unrouted_assign(unrouted_id=unrouted.pk, target=Target("invoice", str(invoice.pk)), by="ops@kassa.test")
 
@@ -219,7 +224,7 @@ def test_a_deposit_not_final_yet_cannot_be_acted_on() -> None:
 
 def test_a_refund_pays_the_sender_once_as_a_house_payout(merchant) -> None:  # type: ignore[no-untyped-def]
     unrouted = UnroutedDepositFactory(amount="2")
-    DepositClaim.objects.create(company=merchant.company, code="ton", txid=unrouted.deposit.txid)
+    DepositClaimFactory(company=merchant.company, txid=unrouted.deposit.txid)
 
     refunding = unrouted_refund(unrouted_id=unrouted.pk, by="ops")
     unrouted_refund(unrouted_id=unrouted.pk, by="ops")  # a double click
