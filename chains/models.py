@@ -234,10 +234,13 @@ class UnroutedStatus(models.TextChoices):
 
 
 class UnroutedReason(models.TextChoices):
-    NO_TAG = "no_tag"  # to a shared deposit address (TON's comment, Solana's reference) without its tag
-    UNKNOWN_TAG = "unknown_tag"  # to a shared deposit address with a tag that names no invoice or address
-    UNKNOWN_ADDRESS = "unknown_address"  # to an address that is no deposit address
-    WRONG_ASSET = "wrong_asset"  # to a deposit address of another asset (ETH sent to a USDC address)
+    # To a shared deposit address (TON's comment, Solana's reference) without its tag.
+    NO_TAG = "no_tag", "no tag (comment, memo or reference)"
+    # To a shared deposit address with a tag that names no invoice or address.
+    UNKNOWN_TAG = "unknown_tag", "a tag that names nothing"
+    UNKNOWN_ADDRESS = "unknown_address", "not a deposit address"
+    # To a deposit address of another asset (ETH sent to a USDC address).
+    WRONG_ASSET = "wrong_asset", "another asset's deposit address"
 
 
 class UnroutedDeposit(models.Model):

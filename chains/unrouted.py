@@ -23,6 +23,7 @@ import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal, localcontext
 from uuid import UUID
 
 from django.db import transaction
@@ -36,7 +37,7 @@ from chains.models import ClaimStatus, DepositClaim, UnroutedDeposit, UnroutedEv
 from core.assets import get_asset
 from core.bulkinsert import bulk_insert
 from core.errors import FieldError, InvalidState, NotFound, ValidationFailed
-from core.money import number_text
+from core.money import MONEY_CONTEXT, number_text
 from payments.models import Deposit, DepositAddress, StaticDepositAddress
 from security.audit import audit_record
 
@@ -283,6 +284,13 @@ def unrouted_refund(
     _move(unrouted, "refund", by, detail, "refunds", "refund_uid", "refund_to", "refund_tag", "note")
     _alert(deposit.code)
     return unrouted
+
+
+def refund_amount(deposit: Deposit) -> Decimal:
+    """What a refund of the deposit pays its receiver: what arrived less the asset's network fee, which the
+    house pays the network with (0 or less: it cannot be refunded)."""
+    with localcontext(MONEY_CONTEXT):
+        return deposit.amount - get_asset(deposit.code).network_fee
 
 
 def _destination(deposit: Deposit, to: str) -> str:

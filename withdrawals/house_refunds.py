@@ -5,11 +5,10 @@ account like every payout's). Completed or rejected, it tells chains.unrouted in
 
 from __future__ import annotations
 
-from decimal import localcontext
-
+from chains.unrouted import refund_amount
 from core.assets import get_asset
 from core.errors import FieldError, ValidationFailed
-from core.money import MONEY_CONTEXT, number_text
+from core.money import number_text
 from payments.models import Deposit
 from withdrawals.models import Withdrawal
 from withdrawals.rules import WithdrawalItem, check_item
@@ -23,8 +22,7 @@ def withdrawal_refund_deposit(deposit: Deposit, to: str, tag: str, attempt: int)
     returns its uid. Inside unrouted_refund's transaction, with the deposit locked; a database constraint
     keeps one live refund per deposit (withdrawal_one_live_deposit_refund). Errors name `to` and `amount`."""
     asset = get_asset(deposit.code)
-    with localcontext(MONEY_CONTEXT):
-        net = deposit.amount - asset.network_fee
+    net = refund_amount(deposit)
     if net <= 0:
         raise ValidationFailed(
             [

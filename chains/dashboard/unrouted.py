@@ -13,8 +13,9 @@ from django.views.decorators.http import require_POST
 from alerts.dashboard.views import staff_view
 from chains.claims import CLAIMS_PER_DAY, deposit_claim_create, deposit_claim_list_for_company
 from chains.dashboard.unrouted_forms import DepositClaimForm, UnroutedAssignForm, UnroutedRefundForm
-from chains.unrouted import Target, unrouted_assign, unrouted_refund
+from chains.unrouted import Target, refund_amount, unrouted_assign, unrouted_refund
 from chains.unrouted_selectors import claim_list_unmatched, unrouted_get, unrouted_list
+from core.assets import get_asset
 from core.errors import DomainError, NotFound, ValidationFailed
 from core.money import number_text
 from payments.dashboard.forms.base import add_field_errors
@@ -84,13 +85,18 @@ def _act(
             form.add_error("target_id" if action == "assign" else None, exc.detail)
         except DomainError as exc:
             form.add_error(None, exc.detail)
+    deposit = row.unrouted.deposit
+    fee = get_asset(deposit.code).network_fee
+    net = refund_amount(deposit)  # <= 0 is refused by the refund itself
     context = {
         "company": company,
         "nav": "unrouted",
         "row": row,
         "form": form,
         "action": action,
-        "amount": number_text(row.unrouted.deposit.amount),
+        "amount": number_text(deposit.amount),
+        "net": number_text(net) if net > 0 else "",
+        "fee": number_text(fee),
     }
     return render(request, "chains/unrouted_confirm.html", context)
 

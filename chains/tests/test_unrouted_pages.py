@@ -111,11 +111,14 @@ def test_a_bad_invoice_id_is_a_form_error_and_changes_nothing(staff) -> None:  #
     assert unrouted.status == Status.OPEN
 
 
-def test_a_refund_from_the_page_pays_the_sender(staff) -> None:  # type: ignore[no-untyped-def]
+def test_a_refund_from_the_page_says_what_the_sender_gets_then_pays_it(staff) -> None:  # type: ignore[no-untyped-def]
     unrouted = UnroutedDepositFactory(amount="2")
+    path = f"/dashboard/unrouted/{unrouted.pk}/refund/"
 
-    got = staff.post(f"/dashboard/unrouted/{unrouted.pk}/refund/", {"to": "", "confirmed": "on"})
+    asked = text(staff.post(path, {"to": ""}))
+    got = staff.post(path, {"to": "", "confirmed": "on"})
 
+    assert '<strong data-testid="refund-net">1.95 ton</strong>' in asked
     assert got.status_code == 302
     assert Withdrawal.objects.get().to_address == ADDRESSES["ton"]
 
