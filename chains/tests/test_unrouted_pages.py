@@ -9,6 +9,8 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from prometheus_client.parser import text_string_to_metric_families
 
 from chains.claims import CLAIMS_PER_DAY, txid_check
@@ -23,7 +25,7 @@ from tests.dashboard import (  # noqa: F401 - fixtures
     dashboard_rates,
     text,
 )
-from tests.factories import InvoiceFactory, UnroutedDepositFactory, UserFactory
+from tests.factories import DepositClaimFactory, InvoiceFactory, UnroutedDepositFactory, UserFactory
 from withdrawals.models import Withdrawal
 from withdrawals.tests.conftest import ADDRESSES
 
@@ -63,6 +65,20 @@ def test_a_claim_on_a_transaction_nobody_recorded_is_shown_to_the_operator_apart
 
     unmatched = body.split('data-testid="unmatched-claims"')[1]
     assert "9" * 64 in unmatched and "paid at 10:02" in unmatched and "Acme Shop" in unmatched
+
+
+def test_the_staff_page_reads_as_many_rows_in_the_same_queries(staff, merchant) -> None:  # type: ignore[no-untyped-def]
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert staff.get("/dashboard/unrouted/").status_code == 200
+        return len(captured)
+
+    DepositClaimFactory(company=merchant.company, txid=UnroutedDepositFactory().deposit.txid)
+    one = queries()
+    for _ in range(3):
+        DepositClaimFactory(company=merchant.company, txid=UnroutedDepositFactory(tag="").deposit.txid)
+
+    assert queries() == one
 
 
 @pytest.mark.parametrize("path", ["/dashboard/unrouted/", "/dashboard/unrouted/1/assign/"])
