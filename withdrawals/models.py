@@ -154,11 +154,6 @@ class Withdrawal(models.Model):
         return self.REFERENCE.format(self.uid)
 
     @property
-    def is_house(self) -> bool:
-        """The house's own payout (an unrouted deposit sent back): no balance, no merchant to tell."""
-        return self.company_id is None
-
-    @property
     def held_amount(self) -> Decimal:
         with localcontext(MONEY_CONTEXT):  # exact: the default 28 digits could round a 36-digit sum
             return self.amount + self.fee
