@@ -14,6 +14,7 @@ class ChainsConfig(AppConfig):
         from chains import (
             checks,  # noqa: F401 - registers the chain configuration checks
             static_deposits,  # noqa: F401 - registers the static address deposit handler
+            unrouted,  # noqa: F401 - registers the handler of deposits no address owns
         )
         from chains.deposit_events import DEPOSIT_STATUSES
         from core.runtime import pin_recursion_limit

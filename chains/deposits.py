@@ -42,6 +42,7 @@ class DepositHandler(Protocol):
 
 
 _handlers: dict[str, DepositHandler] = {}
+UNROUTED = "unrouted"  # the handler of deposits no address owns (chains.unrouted)
 
 INGEST_LOCK = 0x6B617373  # the advisory lock class of deposit ingestion ("kass"), keyed by code
 
@@ -51,9 +52,18 @@ def register_deposit_handler(owner: str, handler: DepositHandler) -> None:
 
 
 def _handler_for(deposit: Deposit) -> DepositHandler | None:
-    if deposit.deposit_address is None:
-        return None
-    return _handlers.get(deposit.deposit_address.owner)
+    return _handlers.get(deposit.deposit_address.owner if deposit.deposit_address else UNROUTED)
+
+
+def deposit_route_to(deposit: Deposit, owner: DepositAddress) -> None:
+    """A person routed a confirmed deposit no address owned (chains.unrouted) to `owner`: its handler hears
+    it seen, then confirmed, in the caller's transaction, as if the transfer had reached it."""
+    assert deposit.deposit_address_id is None and deposit.status == Deposit.Status.CONFIRMED
+    deposit.deposit_address, deposit.company = owner, owner.company
+    deposit.save(update_fields=["deposit_address", "company", "updated_at"])
+    handler = _handlers[owner.owner]
+    handler.on_seen(deposit)
+    handler.on_confirmed(deposit)
 
 
 def _route(transfer: ChainTransfer) -> DepositAddress | None:

@@ -9,6 +9,7 @@ from prometheus_client.metrics_core import Metric
 
 from chains.models import ChainCursor
 from chains.settled import reversed_counts
+from chains.unrouted import open_final
 from core.metrics import gauge
 
 
@@ -33,7 +34,20 @@ def chain_gauges(now: datetime) -> list[Metric]:
         height = row.cursor.get("height") if isinstance(row.cursor, dict) else None
         behind = row.tip_height - height if isinstance(height, int) else 0
         lag.add_metric([row.code], max(behind, 0))
-    return [tip, lag, age, paused, *_reversed(codes)]
+    return [tip, lag, age, paused, *_reversed(codes), _unrouted(codes)]
+
+
+def _unrouted(codes: list[str]) -> Metric:
+    """Final deposits nobody owns, open for a person (chains.unrouted), 0 for every scanned code."""
+    waiting = open_final()
+    unrouted = gauge(
+        "kassa_unrouted_deposits",
+        "Confirmed deposits no invoice or address owns, waiting for a person to assign or refund them",
+        ["code"],
+    )
+    for code in sorted({*codes, *waiting}):
+        unrouted.add_metric([code], waiting.get(code, 0))
+    return unrouted
 
 
 def _reversed(codes: list[str]) -> list[Metric]:

@@ -220,3 +220,112 @@ class Sweep(models.Model):
 
     def __str__(self) -> str:
         return f"sweep {self.code} {self.address} {number_text(self.amount)} ({self.status})"
+
+
+# --- unrouted deposits (chains.unrouted) ----------------------------------------------------------------
+
+
+class UnroutedStatus(models.TextChoices):
+    OPEN = "open"  # waiting for a person; acted on only once its deposit is confirmed
+    ASSIGNED = "assigned"  # credited to the invoice or static address a person chose
+    REFUNDING = "refunding"  # a house payout back to the sender (or the address a person gave) is on its way
+    REFUNDED = "refunded"  # that payout is done
+    VOID = "void"  # the chain failed or dropped the transfer before it was final: nothing arrived
+
+
+class UnroutedReason(models.TextChoices):
+    # To a shared deposit address (TON's comment, Solana's reference) without its tag.
+    NO_TAG = "no_tag", "no tag (comment, memo or reference)"
+    # To a shared deposit address with a tag that names no invoice or address.
+    UNKNOWN_TAG = "unknown_tag", "a tag that names nothing"
+    UNKNOWN_ADDRESS = "unknown_address", "not a deposit address"
+    # To a deposit address of another asset (ETH sent to a USDC address).
+    WRONG_ASSET = "wrong_asset", "another asset's deposit address"
+
+
+class UnroutedDeposit(models.Model):
+    """A final-or-not deposit no invoice or static address owns: recorded at first sight, shown to the
+    operator, and moved only by a person (chains.unrouted: its one state machine). Never credited to a
+    guess."""
+
+    Status = UnroutedStatus
+    Reason = UnroutedReason
+
+    deposit = models.OneToOneField("payments.Deposit", on_delete=models.PROTECT, related_name="unrouted")
+    code = models.CharField(max_length=16)
+    reason = models.CharField(max_length=16, choices=UnroutedReason.choices)
+    status = models.CharField(max_length=16, choices=UnroutedStatus.choices, default=UnroutedStatus.OPEN)
+    # Where a person routed it (the invoice's or static address's deposit address), once assigned.
+    assigned_to = models.ForeignKey(
+        "payments.DepositAddress", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    refund_to = models.CharField(max_length=128, blank=True)
+    refund_tag = models.CharField(max_length=64, blank=True)
+    refund_uid = models.CharField(max_length=32, blank=True)  # the house withdrawal paying it back
+    refunds = models.PositiveIntegerField(default=0)  # refunds started (a failed one is followed by another)
+    note = models.CharField(max_length=255, blank=True)  # why the last refund failed
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(status__in=UnroutedStatus.values), name="unrouted_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(reason__in=UnroutedReason.values), name="unrouted_reason_valid"
+            ),
+        ]
+        indexes = [models.Index(fields=["status", "code"], name="unrouted_open_idx")]
+
+    def __str__(self) -> str:
+        return f"unrouted {self.code} deposit {self.deposit_id} ({self.status})"
+
+
+class UnroutedEvent(models.Model):
+    """The audit trail of an unrouted deposit: every transition, who made it, when and why. Append-only,
+    written in the transition's transaction."""
+
+    unrouted = models.ForeignKey(UnroutedDeposit, on_delete=models.PROTECT, related_name="events")
+    action = models.CharField(max_length=32)  # the transition: recorded, assign, refund, refunded, ...
+    by = models.CharField(max_length=254)  # the person, or "kassa" for what the code did
+    detail = models.CharField(max_length=255, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.action} by {self.by}"
+
+
+class ClaimStatus(models.TextChoices):
+    OPEN = "open"  # the operator has not decided yet
+    CREDITED = "credited"  # the payment was assigned to one of the merchant's invoices or addresses
+    REFUNDED = "refunded"  # the payment was sent back to its sender
+    DECLINED = "declined"  # the payment went to someone else
+
+
+class DepositClaim(models.Model):
+    """A merchant's word that a payment (its transaction hash) was meant for it: shown to the operator
+    beside the matching unrouted deposit; the operator decides."""
+
+    Status = ClaimStatus
+
+    company = models.ForeignKey("payments.Company", on_delete=models.PROTECT, related_name="deposit_claims")
+    code = models.CharField(max_length=16)
+    txid = models.CharField(max_length=128)
+    invoice_id = models.UUIDField(null=True, blank=True)  # the invoice the merchant says it pays
+    message = models.CharField(max_length=500, blank=True)
+    status = models.CharField(max_length=16, choices=ClaimStatus.choices, default=ClaimStatus.OPEN)
+    created_at = models.DateTimeField(auto_now_add=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["company", "code", "txid"], name="deposit_claim_once"),
+            models.CheckConstraint(
+                condition=models.Q(status__in=ClaimStatus.values), name="claim_status_valid"
+            ),
+        ]
+        indexes = [models.Index(fields=["code", "txid"], name="deposit_claim_tx_idx")]
+
+    def __str__(self) -> str:
+        return f"claim {self.code}:{self.txid} ({self.status})"

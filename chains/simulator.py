@@ -55,6 +55,7 @@ def sandbox_deposit(
     amount: Decimal | str,
     tag: str = "",
     outcome: str = SandboxTransaction.Outcome.CONFIRM,
+    sender: str = "sandbox-faucet",
 ) -> SandboxTransaction:
     """Put an incoming transfer in the mempool and ingest it at once (the payment is *seen*).
 
@@ -62,6 +63,7 @@ def sandbox_deposit(
     cannot move another merchant's sandbox balance, and another merchant's address is refused exactly like
     one the gateway does not know, so the answer tells nobody whose an address is. Without one (the
     operator's `manage.py sandbox deposit`) any valid address is paid; an unknown one is recorded unrouted.
+    `sender` is the address it comes from (a refund of an unrouted one goes back there).
     """
     code = _sandbox_asset(code)
     try:
@@ -80,7 +82,7 @@ def sandbox_deposit(
             code=code,
             txid=new_txid(),
             kind=SandboxTransaction.Kind.DEPOSIT,
-            from_address="sandbox-faucet",
+            from_address=sender,
             to_address=address,
             tag=tag or "",
             amount=amount,

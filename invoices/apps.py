@@ -17,6 +17,10 @@ class InvoicesConfig(AppConfig):
         from webhooks.models import WebhookEvent
 
         register_deposit_handler(DepositAddress.Owner.INVOICE, InvoiceDepositHandler())
+        from chains.unrouted import register_assign_target
+        from invoices.selectors import invoice_deposit_address
+
+        register_assign_target("invoice", invoice_deposit_address)
         register_payload_statuses(WebhookEvent.Family.INVOICE, INVOICE_MESSAGES)
 
         from chains import simulator as sandbox

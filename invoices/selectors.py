@@ -11,7 +11,7 @@ from uuid import UUID
 from django.db import connection
 from django.db.models import Count, Prefetch, Q, QuerySet
 
-from core.errors import NotFound
+from core.errors import FieldError, NotFound, ValidationFailed
 from core.rawread import ModelColumns
 from invoices.models import Invoice, InvoiceItem
 from payments.models import Company, Deposit, DepositAddress
@@ -176,3 +176,23 @@ def invoice_deposits(invoice: Invoice) -> list[Deposit]:
     if invoice.deposit_address is None:
         return []
     return list(getattr(invoice.deposit_address, "transactions", None) or [])
+
+
+def invoice_deposit_address(invoice_id: str) -> DepositAddress:
+    """chains.unrouted's "invoice" target: the address (and tag) a person routes an unrouted deposit to."""
+    try:
+        pk = UUID(invoice_id)
+    except ValueError as exc:
+        raise NotFound(f"No invoice {invoice_id}.") from exc
+    invoice = Invoice.objects.select_related("deposit_address__company").filter(pk=pk).first()
+    if invoice is None:
+        raise NotFound(f"No invoice {invoice_id}.")
+    if invoice.deposit_address is None:
+        raise ValidationFailed(
+            [
+                FieldError(
+                    "invoice", "not_filled", "the client has not chosen an asset: the invoice has no address"
+                )
+            ]
+        )
+    return invoice.deposit_address

@@ -34,11 +34,18 @@ def pay_address(
     tag: str = "",
     outcome: str = "confirm",
     company: Company | None = None,
+    sender: str = "sandbox-faucet",
 ) -> SandboxTransaction:
-    """A transfer of `amount` to `address` (and tag) on the sandbox chain of `code`: seen at once. With
-    `company`, only that company's addresses are accepted (as the sandbox API does)."""
+    """A transfer of `amount` from `sender` to `address` (and tag) on the sandbox chain of `code`: seen at
+    once. With `company`, only that company's addresses are accepted (as the sandbox API does)."""
     return sandbox_deposit(
-        company=company, code=code, address=address, tag=tag, amount=Decimal(amount), outcome=outcome
+        company=company,
+        code=code,
+        address=address,
+        tag=tag,
+        amount=Decimal(amount),
+        outcome=outcome,
+        sender=sender,
     )
 
 

@@ -19,6 +19,9 @@ import pyotp
 from django.contrib.auth import get_user_model
 from factory.django import DjangoModelFactory
 
+from chains.claims import deposit_claim_create
+from chains.derivation import ton_deposit_address
+from chains.models import DepositClaim, UnroutedDeposit
 from chains.static_deposits import static_address_get_or_create
 from core.assets import get_asset
 from invoices.models import Invoice
@@ -230,6 +233,59 @@ class DepositFactory(_ServiceFactory):
         if kwargs["confirm"]:
             chain.mine(deposit_address.code, get_asset(deposit_address.code).confirmations)
         return Deposit.objects.get(code=tx.code, txid=tx.txid)
+
+
+class UnroutedDepositFactory(_ServiceFactory):
+    """A sandbox payment no invoice or address owns, recorded by the chain poll as a real one is: by default
+    to the shared TON deposit address with a comment that names nothing (`tag=""`: no comment), from a real
+    TON address (`sender`, where a refund goes back), mined to its confirmations with `confirm=True` (final:
+    a person may act on it); `outcome="fail"` fails on chain once mined."""
+
+    class Meta:
+        model = UnroutedDeposit
+
+    code = "ton"
+    address = factory.LazyFunction(ton_deposit_address)
+    tag = "no-such-invoice"
+    amount: Decimal | str = Decimal("2")
+    sender = ADDRESSES["ton"]
+    outcome = "confirm"
+    confirm = True
+
+    @classmethod
+    def _create(cls, model_class: type, **kwargs: Any) -> UnroutedDeposit:
+        code = kwargs["code"]
+        tx = chain.pay_address(
+            code,
+            kwargs["address"],
+            kwargs["amount"],
+            tag=kwargs["tag"],
+            sender=kwargs["sender"],
+            outcome=kwargs["outcome"],
+        )
+        if kwargs["confirm"]:
+            chain.mine(code, get_asset(code).confirmations)
+        return UnroutedDeposit.objects.select_related("deposit").get(
+            deposit__code=code, deposit__txid=tx.txid
+        )
+
+
+class DepositClaimFactory(_ServiceFactory):
+    """A merchant's claim on a payment (its transaction hash), by `deposit_claim_create` as the dashboard's
+    *Payment claims* form makes it."""
+
+    class Meta:
+        model = DepositClaim
+
+    company = factory.SubFactory(CompanyFactory)
+    code = "ton"
+    txid = factory.Sequence(lambda n: f"{n:064x}")
+    invoice_id = ""
+    message = ""
+
+    @classmethod
+    def _create(cls, model_class: type, **kwargs: Any) -> DepositClaim:
+        return deposit_claim_create(**kwargs)
 
 
 class TotpDeviceFactory(_ServiceFactory):

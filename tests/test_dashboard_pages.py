@@ -32,6 +32,7 @@ PAGES = [
     "/dashboard/invoices/new/",
     "/dashboard/webhooks/",
     "/dashboard/addresses/",
+    "/dashboard/claims/",
     "/dashboard/sandbox/",
     "/dashboard/withdrawals/",
     "/dashboard/withdrawals/new/",

@@ -28,6 +28,11 @@ class WithdrawalsConfig(AppConfig):
         # Guarded: ready() may run more than once (tests that reload apps), a hook must not run twice.
         if withdrawal_refund_invoice not in refund_handlers:
             refund_handlers.append(withdrawal_refund_invoice)
+        from chains import unrouted
+        from withdrawals.house_refunds import withdrawal_refund_deposit
+
+        if withdrawal_refund_deposit not in unrouted.refund_handlers:
+            unrouted.refund_handlers.append(withdrawal_refund_deposit)
         # In this order: a sweep that just completed on chain frees its rule for the next sweep.
         for hook in (payout_sandbox_after_blocks, auto_withdrawal_sandbox_after_blocks):
             if hook not in sandbox.after_blocks:

@@ -48,7 +48,11 @@ class Withdrawal(models.Model):
     # (LIKE) index to every insert, and a uid is only ever looked up whole.
     uid = models.CharField(max_length=32)
     # No index of its own: withdrawal_company_idx (company, -created_at) serves every lookup by company.
-    company = models.ForeignKey(Company, on_delete=models.PROTECT, related_name="withdrawals", db_index=False)
+    # NULL for the house's own payouts: an unrouted deposit sent back (`refund_deposit`), which no merchant's
+    # balance ever held, so no ledger entry and no merchant webhook follows it.
+    company = models.ForeignKey(
+        Company, null=True, on_delete=models.PROTECT, related_name="withdrawals", db_index=False
+    )
     # The bulk call it came in; NULL for single, automatic and refund withdrawals. Indexed by
     # `withdrawal_request_idx` below, only where it is set.
     request = models.ForeignKey(
@@ -69,6 +73,10 @@ class Withdrawal(models.Model):
     is_automatic = models.BooleanField(default=False)
     is_refund = models.BooleanField(default=False)
     refund_invoice_id = models.UUIDField(null=True, blank=True)  # the wrong invoice a refund pays back
+    # The unrouted deposit a house payout sends back (chains.unrouted); NULL for every merchant's withdrawal.
+    refund_deposit = models.ForeignKey(
+        "payments.Deposit", null=True, blank=True, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
     reject_reason = models.CharField(max_length=255, blank=True)
     # Why a processing withdrawal is waiting (the payout wallet is short, the fee is over the cap, the node
     # is down); "" when it is not. Shown on the dashboard and in the API additively.
@@ -105,6 +113,19 @@ class Withdrawal(models.Model):
                 fields=["refund_invoice_id"],
                 condition=models.Q(refund_invoice_id__isnull=False),
                 name="withdrawal_one_refund_per_invoice",
+            ),
+            # A merchant's withdrawal, or the house sending an unrouted deposit back: never neither.
+            models.CheckConstraint(
+                condition=models.Q(company__isnull=False, refund_deposit__isnull=True)
+                | models.Q(company__isnull=True, refund_deposit__isnull=False),
+                name="withdrawal_merchant_or_house",
+            ),
+            # One live refund per unrouted deposit: the sender is paid once. A rejected one may be followed
+            # by another.
+            models.UniqueConstraint(
+                fields=["refund_deposit"],
+                condition=models.Q(refund_deposit__isnull=False) & ~models.Q(status="rejected"),
+                name="withdrawal_one_live_deposit_refund",
             ),
         ]
         indexes = [

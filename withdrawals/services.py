@@ -9,6 +9,8 @@
     processing (txid set) --withdrawal_unsent--> processing (txid "")   (its transaction expired unmined)
     processing (txid set) --withdrawal_complete--> done          (the payout monitor saw it confirm)
     processing --withdrawal_reject / withdrawal_sandbox_reject--> rejected
+    (the house's own payouts, withdrawals.house_refunds: company NULL, no ledger entry, no webhook; done
+    or rejected, they tell chains.unrouted in the same commit)
     (withdrawals.approvals: the merchant approves a held withdrawal, or cancels it with withdrawal_reject)
 
 Each transition locks the row, returns early when it already happened, refuses any other source state,
@@ -39,6 +41,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from chains.backend import get_backend
+from chains.unrouted import unrouted_refund_failed, unrouted_refunded
 from core.assets import get_asset
 from core.enqueue import TaskRef
 from core.errors import FieldError, InvalidState, NotFound, UnsupportedAsset, ValidationFailed
@@ -80,6 +83,8 @@ def _body(withdrawal: Withdrawal, tx_hash: str) -> dict[str, Any]:
 
 
 def _publish(withdrawal: Withdrawal, tx_hash: str = "") -> None:
+    if withdrawal.company is None:
+        return  # the house's own payout (withdrawals.house_refunds): no merchant to tell
     webhook_publish(
         company=withdrawal.company,
         family=WebhookEvent.Family.WITHDRAWAL,
@@ -323,12 +328,16 @@ def withdrawal_complete(*, uid: str) -> Withdrawal:
     if not withdrawal.txid:
         raise InvalidState("A withdrawal that was not broadcast cannot be done.")
 
-    ledger_post(
-        company_id=withdrawal.company_id,
-        code=withdrawal.code,
-        amount=withdrawal.held_amount,
-        reference=withdrawal.reference,
-    )
+    if withdrawal.company_id is None:
+        assert withdrawal.refund_deposit_id is not None  # the database's withdrawal_merchant_or_house
+        unrouted_refunded(deposit_id=withdrawal.refund_deposit_id, uid=withdrawal.uid)  # no balance held it
+    else:
+        ledger_post(
+            company_id=withdrawal.company_id,
+            code=withdrawal.code,
+            amount=withdrawal.held_amount,
+            reference=withdrawal.reference,
+        )
     withdrawal.status = target
     withdrawal.settled_at = timezone.now()
     withdrawal.save(update_fields=["status", "settled_at", "updated_at"])
@@ -338,13 +347,18 @@ def withdrawal_complete(*, uid: str) -> Withdrawal:
 
 def _reject(withdrawal: Withdrawal, reason: str) -> None:
     """The body of every move to rejected; the caller holds the row lock and checked the status."""
-    ledger_release(
-        company_id=withdrawal.company_id,
-        code=withdrawal.code,
-        amount=withdrawal.held_amount,
-        reference=withdrawal.reference,
-    )
-    withdrawal.status = _guard(withdrawal, "reject")
+    target = _guard(withdrawal, "reject")
+    if withdrawal.company_id is None:
+        assert withdrawal.refund_deposit_id is not None  # the database's withdrawal_merchant_or_house
+        unrouted_refund_failed(deposit_id=withdrawal.refund_deposit_id, uid=withdrawal.uid, reason=reason)
+    else:
+        ledger_release(
+            company_id=withdrawal.company_id,
+            code=withdrawal.code,
+            amount=withdrawal.held_amount,
+            reference=withdrawal.reference,
+        )
+    withdrawal.status = target
     withdrawal.reject_reason = reason[:255]
     withdrawal.settled_at = timezone.now()
     withdrawal.save(update_fields=["status", "reject_reason", "settled_at", "updated_at"])
@@ -365,10 +379,11 @@ def withdrawal_reject(*, uid: str, reason: str) -> Withdrawal:
 
 
 @transaction.atomic
-def withdrawal_sandbox_reject(*, company: Company, uid: str) -> Withdrawal:
-    """POST /api/sandbox/withdrawals/<uid>/reject: force a processing sandbox withdrawal to rejected."""
+def withdrawal_sandbox_reject(*, company: Company | None, uid: str) -> Withdrawal:
+    """POST /api/sandbox/withdrawals/<uid>/reject: force a processing sandbox withdrawal to rejected
+    (`company` None: the house's own, by `manage.py sandbox reject`)."""
     withdrawal = _locked(uid)
-    if withdrawal is None or withdrawal.company_id != company.pk:
+    if withdrawal is None or withdrawal.company_id != (company.pk if company else None):
         raise NotFound("No such withdrawal.")
     if not is_sandbox(withdrawal.code):
         raise ValidationFailed(

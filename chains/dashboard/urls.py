@@ -3,7 +3,7 @@
 
 from django.urls import URLPattern, path
 
-from chains.dashboard import deposits, views
+from chains.dashboard import deposits, unrouted, views
 
 urlpatterns: list[URLPattern] = [
     path("addresses/", deposits.static_addresses, name="static_addresses"),
@@ -11,4 +11,8 @@ urlpatterns: list[URLPattern] = [
     path("sandbox/deposit/", views.sandbox_deposit_view, name="sandbox_deposit"),
     path("sandbox/mine/", views.sandbox_mine_view, name="sandbox_mine"),
     path("status/", views.chain_status_view, name="chain_status"),
+    path("claims/", unrouted.payment_claims, name="payment_claims"),
+    path("unrouted/", unrouted.unrouted_page, name="unrouted"),
+    path("unrouted/<int:unrouted_id>/assign/", unrouted.unrouted_assign_view, name="unrouted_assign"),
+    path("unrouted/<int:unrouted_id>/refund/", unrouted.unrouted_refund_view, name="unrouted_refund"),
 ]

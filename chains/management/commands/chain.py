@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from chains.backend import get_backend
 from chains.base import ChainUnavailable
 from chains.house import house_fees
+from chains.management import unrouted_command
 from chains.models import ChainCursor
 from chains.scanning import scanned_with
 from chains.status import CodeStatus, chain_status
@@ -18,7 +19,8 @@ class Command(BaseCommand):
     help = (
         "Operator tools for the chains: `chain status` (per code: backend, node tip and final block, cursor, "
         "lag, payout wallet vs pending withdrawals, open alerts); `chain fees` (network fees charged to "
-        "merchants against what the house paid); `chain rescan --code C --from-height N` (recovery)."
+        "merchants against what the house paid); `chain rescan --code C --from-height N` (recovery); `chain "
+        "unrouted [list|assign ID --invoice I|--static-address S|refund ID [--to A]]` (payments nobody owns)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -34,12 +36,17 @@ class Command(BaseCommand):
         rescan = actions.add_parser("rescan", help="scan a chain again from a block height")
         rescan.add_argument("--code", required=True, help="payment code, e.g. ltc")
         rescan.add_argument("--from-height", required=True, type=int, help="report everything after it")
+        unrouted_command.add_arguments(
+            actions.add_parser("unrouted", help="payments no invoice or address owns: list, assign, refund")
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["action"] == "status":
             self._status(options)
         elif options["action"] == "fees":
             self._fees(options)
+        elif options["action"] == "unrouted":
+            unrouted_command.run(options, self.stdout.write)
         else:
             self._rescan(options["code"], options["from_height"])
 

@@ -22,6 +22,12 @@ class Command(BaseCommand):
         deposit.add_argument("--asset", required=True, help="payment code, e.g. btc or trc20usdt")
         deposit.add_argument("--amount", required=True)
         deposit.add_argument("--tag", default="", help="TON memo")
+        deposit.add_argument(
+            "--from",
+            dest="sender",
+            default="sandbox-faucet",
+            help="the sender (a refund of it goes back there)",
+        )
         deposit.add_argument("--outcome", default="confirm", choices=["confirm", "fail", "freeze"])
         mine = actions.add_parser("mine", help="mine blocks on every sandbox chain (or one)")
         mine.add_argument("--count", type=int, default=1)
@@ -63,5 +69,6 @@ class Command(BaseCommand):
             amount=amount,
             tag=options["tag"],
             outcome=options["outcome"],
+            sender=options["sender"],
         )
         self.stdout.write(json.dumps({"txid": tx.txid, "asset": tx.code, "amount": number_text(tx.amount)}))
