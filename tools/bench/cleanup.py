@@ -123,7 +123,7 @@ def deletions(companies: Sequence[UUID], owners: Sequence[Any]) -> list[QuerySet
     from django.contrib.admin.models import LogEntry
     from django.contrib.auth import get_user_model
 
-    from chains.models import ChainTx, HouseEntry
+    from chains.models import ChainTx, DepositClaim, HouseEntry, UnroutedDeposit, UnroutedEvent
     from invoices.models import Invoice, InvoiceItem, UnderpaymentLimit
     from payments.models import (
         Account,
@@ -184,12 +184,18 @@ def deletions(companies: Sequence[UUID], owners: Sequence[Any]) -> list[QuerySet
         | Exists(deposits.filter(**same_transfer, output_index=OuterRef("output_index")))
     )
     chain_txs = _owned_chain_txs(withdrawals)
+    unrouted = UnroutedDeposit.objects.filter(
+        Q(deposit_id__in=deposits.values("pk")) | Q(assigned_to_id__in=addresses.values("pk"))
+    )
     return [
         WebhookAttempt.objects.filter(event_id__in=events.values("pk")),
         events,
         quarantined,
         paid_to_bench,
         paying_bench,
+        UnroutedEvent.objects.filter(unrouted_id__in=unrouted.values("pk")),
+        unrouted,
+        DepositClaim.objects.filter(company_id__in=companies),
         deposits,
         InvoiceItem.objects.filter(invoice_id__in=invoices.values("pk")),
         invoices,  # before the addresses: an invoice holds its own
