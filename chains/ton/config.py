@@ -34,9 +34,9 @@ NANOTON = Decimal("0.000000001")
 class TonConfig:
     url: str
     api_key: str | None
-    network: str
     payout_limit: Decimal | None
     daily_limit: Decimal | None
+    network: str = "mainnet"
 
 
 @cache
