@@ -196,3 +196,15 @@ def test_the_pay_page_shows_the_non_bounceable_house_address_and_a_ton_transfer_
     chain.scan()
     invoice.refresh_from_db()
     assert (invoice.status, invoice.paid_amount) == (Invoice.Status.DONE, invoice.amount_due)
+
+
+def test_a_long_comment_or_one_with_a_nul_is_recorded_as_far_as_a_tag_holds(chain):
+    long_one = chain.pay("1", "x" * 100)  # a tag holds 64 characters (PostgreSQL would refuse more)
+    with_nul = chain.pay("1", "7\x00")  # PostgreSQL cannot store a NUL in text
+
+    chain.scan()
+
+    assert Deposit.objects.get(txid=long_one).tag == "x" * 64
+    assert Deposit.objects.get(txid=with_nul).tag == "7\ufffd"
+    assert not QuarantinedTransfer.objects.exists()
+    assert UnroutedDeposit.objects.count() == 2
