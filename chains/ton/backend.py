@@ -109,7 +109,7 @@ class TonBackend(TonScanner, ChainBackend):
         raise PayoutsNotWritten("the ton backend takes deposits only for now")
 
     def broadcast(self, code: str, tx: SignedTx) -> Outcome:
-        return Outcome.REJECTED  # nothing is ever built, so nothing of ours can be sent
+        return Outcome.UNAVAILABLE  # nothing is ever built, so nothing of ours is here to send
 
     def tx_status(self, code: str, txid: str) -> TxStatus:
         return TxStatus(confirmations=0, known=False)

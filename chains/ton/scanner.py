@@ -85,13 +85,14 @@ class TonScanner:
 
     def scan(self, code: str, cursor: dict[str, Any] | None) -> ScanResult:
         node, house = self.node(code), house_raw()
-        tip = self.tip(code)
         if cursor is None:
             cursor = self._first_cursor(node, house)
         stop = int(cursor.get("lt", 0))
         resume, upper = cursor.get("resume"), cursor.get("upper")
         start = (int(resume[0]), bytes.fromhex(resume[1])) if resume else None
         read, going_on = _read_back(node, house, start, stop)
+        # Asked after the transactions: the masterchain block it names commits every one of them.
+        tip = self.tip(code)
         newest = upper or ([read[0].id.lt, read[0].id.hash.hex()] if read else [stop, cursor.get("hash", "")])
         transfers = [
             transfer
@@ -159,10 +160,11 @@ class TonScanner:
     # --- rechecks and lookups ------------------------------------------------------------------------
 
     def recheck(self, code: str, keys: list[TransferKey]) -> list[ChainTransfer]:
-        house, tip = house_raw(), self.tip(code)
+        house = house_raw()
+        looked_up = [(key, self._find(code, key.txid)) for key in keys]
+        tip = self.tip(code)  # after the lookups, as in a scan
         found = []
-        for key in keys:
-            tx = self._find(code, key.txid)
+        for key, tx in looked_up:
             transfer = self._transfer(code, tx, house, tip) if tx is not None else None
             if transfer is not None and key.output_index == 0:
                 found.append(transfer)
@@ -182,8 +184,7 @@ class TonScanner:
         return block.height < tip.height or block == tip
 
     def deposit_status(self, code: str, txid: str) -> TxStatus:
-        tx = self._find(code, txid)
-        if tx is None:
+        if self._find(code, txid) is None:
             return TxStatus(confirmations=0, known=False)
         return TxStatus(confirmations=1, known=True, block=self.tip(code), final=True)
 
@@ -195,14 +196,15 @@ class TonScanner:
             return None
         lt = _stored_recent(code).get(txid)
         if lt is not None:
-            page = node.transactions(house, limit=1, lt=int(lt), hash=digest)
+            # Archival: a liteserver that pruned an old block answers "cannot locate transaction".
+            page = node.transactions(house, limit=1, lt=int(lt), hash=digest, archival=True)
             return page[0] if page else None
         position: tuple[int, bytes] | None = None
         for _ in range(SEARCH_PAGES):
             if position is None:
-                page = node.transactions(house, limit=PAGE)
+                page = node.transactions(house, limit=PAGE, archival=True)
             else:
-                page = node.transactions(house, limit=PAGE, lt=position[0], hash=position[1])
+                page = node.transactions(house, limit=PAGE, lt=position[0], hash=position[1], archival=True)
             for tx in page:
                 if tx.id.hash == digest:
                     return tx

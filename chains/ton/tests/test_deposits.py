@@ -118,23 +118,24 @@ def test_bounces_the_houses_own_transfers_empty_payments_and_contract_calls_cred
     tag = invoice.deposit_address.tag
     # Bounceable to the house wallet before it is deployed: the wallet cannot take it, it goes back.
     bounced_back = chain.pay(invoice.amount_due, tag, bounce=True)
-    funded = chain.pay("3")  # no comment: recorded unrouted (the one deposit of this test)
+    funded = chain.pay("3")  # no comment: recorded unrouted
     nowhere = Address((0, bytes(31) + b"\x07")).to_str(is_bounceable=True)
     outgoing = chain.house_sends(nowhere, "1")  # a payout to an undeployed address: it bounces back
     empty = chain.pay("0", tag)  # a message with no value
     body = begin_cell().store_uint(JETTON_NOTIFICATION, 32).store_uint(0, 64).store_coins(10**9).end_cell()
     forged = chain.send_body(chain.house, "0.05", body)  # a jetton notification from no jetton wallet
+    paid = chain.pay(invoice.amount_due, tag, bounce=True)  # deployed now: a bounceable payment is taken
 
     chain.scan()
 
-    assert list(Deposit.objects.values_list("txid", flat=True)) == [funded]
+    assert set(Deposit.objects.values_list("txid", flat=True)) == {funded, paid}
     assert not QuarantinedTransfer.objects.exists()  # left out, not refused as a bad transfer
     for txid in (bounced_back, outgoing, empty, forged):
         assert not Deposit.objects.filter(txid=txid).exists()
     history = chain.client.transactions(chain.house, limit=10)
     assert any(tx.in_msg is not None and tx.in_msg.bounced for tx in history)  # the payout's bounce came home
     invoice.refresh_from_db()
-    assert invoice.status == Invoice.Status.PENDING
+    assert (invoice.status, invoice.paid_amount) == (Invoice.Status.DONE, invoice.amount_due)  # once
 
 
 def test_a_backlog_longer_than_a_scan_is_caught_up_over_several_and_credited_once(chain, monkeypatch):
@@ -173,6 +174,8 @@ def test_the_backend_answers_for_blocks_and_transactions_as_the_node_sees_them(c
     assert backend.in_best_chain("ton", status.block)
     assert (rechecked.amount, rechecked.tag, rechecked.final) == (Decimal(1), tag, True)
     assert backend.deposit_status("ton", "ab" * 32).known is False
+    ChainCursor.objects.filter(code="ton").update(cursor={})  # the cursor no longer remembers its lt
+    assert backend.deposit_status("ton", txid).known  # found among the wallet's last pages
     assert backend.tip("ton").height >= deposit.block_height
     assert backend.explorer_url("ton", txid) == txid  # a private network: the hash itself
     assert backend.spendable("ton") > 0
