@@ -79,12 +79,16 @@ class TonScanner:
 
     def cursor_at(self, code: str, height: int) -> dict[str, Any]:
         """TON's rescan: `height` is a logical time (lt) of the house wallet; everything after it again."""
-        return {"lt": max(height, 0), "hash": "", "recent": _stored_recent(code)}
+        return {"lt": max(height, 0), "hash": "", "wallet": house_raw(), "recent": _stored_recent(code)}
 
     # --- scanning ------------------------------------------------------------------------------------
 
     def scan(self, code: str, cursor: dict[str, Any] | None) -> ScanResult:
         node, house = self.node(code), house_raw()
+        if cursor is not None and cursor.get("wallet", house) != house:
+            # Another house key: the old wallet's lts say nothing of this one, which is read as never scanned.
+            logger.warning("ton: the house wallet is now %s; its transactions are read from the start", house)
+            cursor = None
         if cursor is None:
             cursor = self._first_cursor(node, house)
         stop = int(cursor.get("lt", 0))
@@ -107,7 +111,7 @@ class TonScanner:
             new_cursor = {**cursor, "resume": [going_on[0], going_on[1].hex()], "upper": newest}
         else:
             new_cursor = {"lt": int(newest[0]), "hash": newest[1]}
-        new_cursor["recent"] = recent
+        new_cursor["recent"], new_cursor["wallet"] = recent, house
         return ScanResult(
             transfers=transfers,
             dropped=[],
@@ -252,5 +256,6 @@ def _friendly(raw: str | None) -> str:
 
 
 def _stored_recent(code: str) -> dict[str, Any]:
+    """The lts the cursor remembers, when they are the current house wallet's."""
     cursor = ChainCursor.objects.filter(code=code).values_list("cursor", flat=True).first() or {}
-    return dict(cursor.get("recent", {}))
+    return dict(cursor.get("recent", {})) if cursor.get("wallet") == house_raw() else {}

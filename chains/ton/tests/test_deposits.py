@@ -211,3 +211,19 @@ def test_a_long_comment_or_one_with_a_nul_is_recorded_as_far_as_a_tag_holds(chai
     assert Deposit.objects.get(txid=with_nul).tag == "7\ufffd"
     assert not QuarantinedTransfer.objects.exists()
     assert UnroutedDeposit.objects.count() == 2
+
+
+def test_a_new_house_key_is_read_from_its_own_start_not_from_the_old_wallets_cursor(chain, settings):
+    static = StaticDepositAddressFactory(network="ton")
+    chain.pay("1", static.deposit_address.tag)
+    chain.scan()
+    settings.CHAIN_XPUBS = {"ton": "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"}
+    new_house = get_backend("ton").hot_address("ton")
+
+    txid = chain.pay("2", to=new_house)  # the old wallet's lts say nothing of the new one's
+    chain.scan()
+
+    deposit = Deposit.objects.get(txid=txid)
+    assert (deposit.address, deposit.deposit_address, deposit.amount) == (new_house, None, Decimal(2))
+    wallet = Address(new_house)
+    assert ChainCursor.objects.get(code="ton").cursor["wallet"] == f"0:{wallet.hash_part.hex()}"
