@@ -23,11 +23,9 @@ from pytoniq_core import Address
 
 from chains.backend import TAG_COMMENT, ChainBackend
 from chains.base import FeeQuote, Outcome, Payment, PayoutHeld, SignedTx, Signer, TxStatus, UnsignedTx
-from chains.payuri import ton_transfer
 from chains.ton.keys import SETTING, house_display, house_raw, receives_on_development_key
 from chains.ton.scanner import TonScanner
 from chains.ton.units import from_nanotons
-from core.assets import get_asset
 
 if TYPE_CHECKING:
     from payments.models import Company
@@ -60,13 +58,11 @@ class TonBackend(TonScanner, ChainBackend):
     def hot_address(self, code: str) -> str:
         return house_display()
 
+    # payment_uri: the asset's own rule (chains.payuri.ton_transfer) on the stored, non-bounceable address.
+
     def explorer_url(self, code: str, txid: str) -> str:
         template = EXPLORERS.get(self.config(code).network)
         return template.format(txid=txid) if template else txid
-
-    def payment_uri(self, code: str, address: str, amount: Decimal, tag: str | None) -> str:
-        # Nanotons exactly (an amount with more places is rounded up: the merchant is never short).
-        return ton_transfer(address, amount, tag, get_asset(code).chain_decimals)
 
     # --- configuration ---------------------------------------------------------------------------------
 
