@@ -8,7 +8,7 @@ sandbox chain unless configured otherwise. A backend that is not complete (an ab
 refused with the methods it lacks, by the deployment checks (chains.checks), never at request time.
 
 Adding a chain: a package under chains/ whose backend subclasses `ChainBackend`, and one line in
-`BACKEND_PATHS` (chains/tron is the latest).
+`BACKEND_PATHS` (chains/tron is the latest with payouts; chains/ton, deposits only, the newest).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from chains.base import (
     TxStatus,
     UnsignedTx,
 )
-from chains.derivation import derive_address
+from chains.derivation import derive_address, receives_on_development_key
 from chains.payuri import asset_payment_uri
 from core.assets import all_assets, get_asset
 from core.offer import SANDBOX_BACKEND, backend_name
@@ -210,6 +210,17 @@ class ChainBackend(ABC):
         """This backend's own deployment checks, for the real `codes` it serves."""
         return []
 
+    def deposit_key_setting(self, code: str) -> str:
+        """The setting holding the public key deposits of `code` are received on (for the operator's hint):
+        by default its family's `CHAIN_XPUBS` entry (the sandbox's TON: `TON_DEPOSIT_ADDRESS`)."""
+        family = get_asset(code).family
+        return "TON_DEPOSIT_ADDRESS" if family == "ton" else f'CHAIN_XPUBS["{family}"]'
+
+    def receives_on_development_key(self, code: str) -> bool:
+        """Deposits of `code` would reach the public development key (anyone can spend them): production
+        refuses that (kassa.E005). ImproperlyConfigured when the key is malformed."""
+        return receives_on_development_key(get_asset(code).family)
+
 
 class XpubAddressesMixin:
     """Deposit addresses derived from the configured extended public keys (chains.derivation)."""
@@ -223,6 +234,7 @@ BACKEND_PATHS = {
     "bitcoincore": "chains.bitcoincore.backend.BitcoinCoreBackend",
     "evm": "chains.evm.backend.EvmBackend",
     "tron": "chains.tron.backend.TronBackend",
+    "ton": "chains.ton.backend.TonBackend",
 }
 
 

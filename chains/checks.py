@@ -21,7 +21,6 @@ def check_chain_backends(**kwargs: Any) -> list[CheckMessage]:
     """Something real to offer, never the sandbox beside it, and every real backend's deposits on keys the
     operator holds."""
     from chains.backend import BackendMismatch, get_backend
-    from chains.derivation import receives_on_development_key
     from chains.signers import SEED_SIGNERS
 
     try:
@@ -67,20 +66,23 @@ def check_chain_backends(**kwargs: Any) -> list[CheckMessage]:
         errors += backend.deploy_checks(served)
     families = sorted({asset.family for asset in real})
     for family in families:
-        variable = "TON_DEPOSIT_ADDRESS" if family == "ton" else f'CHAIN_XPUBS["{family}"]'
+        served = [asset.code for asset in real if asset.family == family]
+        backend = get_backend(served[0])  # a family's codes share its key (and, on a real chain, backend)
+        variable = backend.deposit_key_setting(served[0])
         try:
-            public = receives_on_development_key(family)
+            public = backend.receives_on_development_key(served[0])
         except ImproperlyConfigured as exc:
             errors.append(_invalid(str(exc), variable))
             continue
         if public:
-            codes = ", ".join(asset.code for asset in real if asset.family == family)
+            codes = ", ".join(served)
             errors.append(
                 Error(
                     f"Real chain backends ({codes}) would take deposits on the PUBLIC development key of the "
                     f"{family} family: anyone can spend what is sent there.",
                     hint=f"Set {variable} (the CHAIN_XPUBS or TON_DEPOSIT_ADDRESS environment variable) to "
-                    "the account public key (address for TON) of a wallet you hold.",
+                    'the public key (an account\'s extended public key; CHAIN_XPUBS["ton"]: the house '
+                    "wallet's ed25519 key; TON_DEPOSIT_ADDRESS: an address) of a wallet you hold.",
                     id="kassa.E005",
                 )
             )

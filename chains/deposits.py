@@ -268,9 +268,12 @@ def _record_many(code: str, transfers: list[ChainTransfer]) -> None:
     """Route, record and advance first-seen transfers: one query per step, not per transfer."""
     lookups = [route_lookup(code, transfer.address, transfer.tag) for transfer in transfers]
     keys = [(lookup["route_key"], lookup["tag"]) for lookup in lookups]
+    # By tag too: at a shared address (TON's house wallet) every deposit address has the same route key.
     owners = {
         (address.route_key, address.tag): address
-        for address in DepositAddress.objects.filter(route_key__in={key for key, _ in keys})
+        for address in DepositAddress.objects.filter(
+            route_key__in={key for key, _ in keys}, tag__in={tag for _, tag in keys}
+        )
     }
     companies = Company.objects.in_bulk({address.company_id for address in owners.values()})
     for address in owners.values():

@@ -18,10 +18,11 @@ Settings, read at call time:
     near  implicit account: 64 lowercase hex   Kholaw xpub (see below)
   The four EVM codes share one key, so an index gives the same 0x address on each; that is fine because
   allocation keeps (address, tag) unique across codes, so an address is never handed out twice.
-- `TON_DEPOSIT_ADDRESS`: TON has no public derivation worth the name (an address is a wallet contract),
-  so every TON deposit goes to this one address and the tag tells invoices apart: `str(index)`, plain
-  decimal digits with no leading zeros, which any wallet's comment field carries. An incoming comment
-  matches when it equals the tag once surrounding whitespace is stripped.
+- `CHAIN_XPUBS["ton"]` is not read here: it is the ton backend's house wallet key (chains.ton.keys).
+- `TON_DEPOSIT_ADDRESS` (the sandbox's TON): TON has no public derivation worth the name (an address is a
+  wallet contract), so every TON deposit goes to this one address and the tag tells invoices apart:
+  `str(index)`, plain decimal digits with no leading zeros, which any wallet's comment field carries. An
+  incoming comment matches when it equals the tag once surrounding whitespace is stripped.
 
 Ed25519 (sol, near): SLIP-10, what Phantom, Solflare and NEAR wallets use, has hardened derivation only,
 so no public key can produce child addresses. Khovratovich-Law BIP32-Ed25519 (bip-utils'
@@ -273,12 +274,13 @@ def _configured_keys() -> dict[str, str]:
     if not isinstance(keys, dict):
         raise ImproperlyConfigured("CHAIN_XPUBS must be a dict of network family -> extended public key.")
     # A typo ("eth" for "evm") must not quietly leave that family on the public development key.
-    unknown = sorted(str(family) for family in keys if family not in _FAMILIES)
+    unknown = sorted(str(family) for family in keys if family not in FAMILIES)
     if unknown:
         raise ImproperlyConfigured(
             f"CHAIN_XPUBS: unknown network family {', '.join(map(repr, unknown))}; families are "
-            f"{', '.join(_FAMILIES)} (eth, usdterc20, usdc and bnb share 'evm'; trx and trc20usdt "
-            "share 'tron'; TON takes TON_DEPOSIT_ADDRESS)."
+            f"{', '.join(FAMILIES)} (eth, usdterc20, usdc and bnb share 'evm'; trx and trc20usdt "
+            "share 'tron'; 'ton' is the ton backend's house wallet key, the sandbox's TON takes "
+            "TON_DEPOSIT_ADDRESS)."
         )
     return keys
 

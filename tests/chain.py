@@ -1,20 +1,38 @@
 """The one helper for moving money in tests: pay an invoice or an address on the sandbox chain, mine
 blocks, send the due payouts, fund a balance. Every test that pays or mines uses these (through the
 services, or through the sandbox API when the test is about HTTP). `TronChain` does the same on the TRON
-devnet (tests/tron_devnet) for the tron backend: signed transfers, blocks, forks, one scan."""
+devnet (tests/tron_devnet) for the tron backend: signed transfers, blocks, forks, one scan; `TonChain` on the
+TON devnet (tests/ton_devnet) for the ton backend: customers' payments with or without a comment, the house
+wallet's own transfers, one scan."""
 
 from __future__ import annotations
 
+import base64
 import itertools
 import json
+import secrets
 import time
 from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
+from nacl.signing import SigningKey
+from pytoniq_core import Address, Cell, begin_cell
+
 from chains.models import ChainTx
 from chains.scanning import chain_scan
 from chains.simulator import sandbox_deposit, sandbox_mine
+from chains.ton.node import TonCenter
+from chains.ton.units import to_nanotons
+from chains.ton.wallet import (
+    DEFAULT_SEND_MODE,
+    DEFAULT_WALLET_ID,
+    external_transfer,
+    internal_message,
+    public_key_of,
+    wallet_v4r2_address,
+)
+from chains.ton.wallet import Transfer as TonTransfer
 from core.assets import get_asset
 from invoices.models import Invoice
 from payments.ledger import ledger_credit
@@ -196,6 +214,103 @@ class TronChain:
         if blocks:
             self.mine(blocks)
         return chain_scan("trx")
+
+
+# --- on the TON devnet -----------------------------------------------------------------------------------
+
+
+class TonChain:
+    """The TON devnet with ton configured on it (`nodes`, for CHAIN_NODES) and a house wallet of a fresh key
+    (`public_key` for CHAIN_XPUBS["ton"]; `seed`, its private key, for the house's own transfers). A customer
+    (a wallet the devnet signs for) pays; `scan` runs one ingestion cycle."""
+
+    def __init__(self, devnet: Any) -> None:
+        self.devnet = devnet
+        self.seed = secrets.token_bytes(32)
+        self.public_key = public_key_of(self.seed)
+        self.house = wallet_v4r2_address(self.public_key).to_str(is_bounceable=False, is_url_safe=True)
+        self.customer = devnet.customer()
+        self.client = TonCenter(devnet.api_url)
+
+    def nodes(self) -> dict[str, Any]:
+        return {"ton": {"url": self.devnet.api_url, "network": "private"}}
+
+    def xpubs(self) -> dict[str, str]:
+        return {"ton": self.public_key.hex()}
+
+    def pay(
+        self,
+        amount: Decimal | str,
+        comment: str | None = None,
+        *,
+        to: str | None = None,
+        bounce: bool | None = None,
+        customer: str | None = None,
+    ) -> str:
+        """The customer pays `amount` TON to the house (or `to`) with `comment`; the receiving transaction's
+        hash (hex, the deposit's txid)."""
+        target = to or self.house
+        sent = self.devnet.pay(
+            customer or self.customer, target, to_nanotons(Decimal(amount)), comment=comment, bounce=bounce
+        )
+        return _received(sent, target)
+
+    def house_sends(self, to: str, amount: Decimal | str, *, bounce: bool | None = None) -> str:
+        """The house wallet pays `amount` TON to `to` (deployed by its first message); the hash of the
+        house's transaction (an external message in, a payment out)."""
+        seqno = self.client.seqno(self.house)
+        message = external_transfer(
+            self.seed,
+            TonTransfer(to, to_nanotons(Decimal(amount)), bounce=bounce),
+            seqno=seqno,
+            valid_until=self.devnet.now() + 60,
+            with_state_init=seqno == 0,
+        )
+        self.client.send_boc(message.boc)
+        [newest] = self.client.transactions(self.house, limit=1)
+        return newest.id.hash.hex()
+
+    def send_body(self, to: str, amount: Decimal | str, body: Cell) -> str:
+        """A wallet whose key the test holds sends `amount` TON to `to` with a raw `body` (a contract call a
+        wallet app would never make: a forged jetton notification, say); the receiving transaction's hash."""
+        seed = secrets.token_bytes(32)
+        wallet = self.devnet.house_wallet(public_key_of(seed))["address"]
+        signing = (
+            begin_cell()
+            .store_uint(DEFAULT_WALLET_ID, 32)
+            .store_uint(self.devnet.now() + 60, 32)
+            .store_uint(self.client.seqno(wallet), 32)
+            .store_uint(0, 8)
+            .store_uint(DEFAULT_SEND_MODE, 8)
+            .store_ref(internal_message(Address(to), to_nanotons(Decimal(amount)), bounce=False, body=body))
+            .end_cell()
+        )
+        signed = begin_cell().store_bytes(SigningKey(seed).sign(signing.hash).signature).store_cell(signing)
+        message = (
+            begin_cell()
+            .store_uint(2, 2)
+            .store_address(None)
+            .store_address(Address(wallet))
+            .store_coins(0)
+            .store_bit(0)
+            .store_bit(1)
+            .store_ref(signed.end_cell())
+            .end_cell()
+        )
+        self.client.send_boc(message.to_boc())
+        [newest] = self.client.transactions(to, limit=1)
+        return newest.id.hash.hex()
+
+    def scan(self) -> int:
+        """One ingestion cycle of ton."""
+        return chain_scan("ton")
+
+
+def _received(sent: dict[str, Any], to: str) -> str:
+    wanted = Address(to).hash_part
+    # The first transaction of `to` in the batch takes the payment (a bounce may follow on the sender's side).
+    first = next(tx for tx in sent["transactions"] if Address(tx["address"]).hash_part == wanted)
+    return base64.b64decode(first["hash"]).hex()
 
 
 def _units(amount: Decimal | str) -> int:

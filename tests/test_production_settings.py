@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 REAL_CHAIN = f"{__name__}.RealChain"
 _ZPUB = Bip32KeyNetVersions(b"\x04\xb2\x47\x46", b"\x04\xb2\x43\x0c")
+OWN_TON_KEY = "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"  # RFC 8032 TEST 1: not ours
 
 
 class RealChain(SandboxBackend):
@@ -252,6 +253,21 @@ def test_production_refuses_real_ton_backend_without_its_deposit_address(tmp_pat
     env = production_env(tmp_path, CHAIN_BACKENDS=json.dumps({"ton": REAL_CHAIN}))
 
     assert_refused(check_deploy(env), "kassa.E005", "TON_DEPOSIT_ADDRESS")
+
+
+def test_production_refuses_the_ton_backend_until_its_payouts_land(tmp_path):
+    env = production_env(
+        tmp_path,
+        CHAIN_BACKENDS=json.dumps({"ton": "ton"}),
+        CHAIN_NODES=json.dumps({"ton": {"url": "https://toncenter.com/api/v2"}}),
+        CHAIN_XPUBS=json.dumps({"ton": OWN_TON_KEY}),
+        SANDBOX_ENABLED=None,
+    )
+
+    result = check_deploy(env)
+
+    assert_refused(result, "kassa.E012", "CHAIN_BACKENDS")
+    assert "kassa.E005" not in result.stderr  # the operator's own house key
 
 
 def test_production_refuses_malformed_xpub_of_a_real_backend(tmp_path):

@@ -1,5 +1,4 @@
-"""The `ton` entry of `CHAIN_NODES`, read and checked once (not yet used by a backend: TON is not registered
-in chains/backend.py).
+"""The `ton` entry of `CHAIN_NODES`, read and checked once (the ton backend's node, chains.ton.backend).
 
     CHAIN_NODES='{"ton": {"url": "https://toncenter.com/api/v2", "api_key": "...",
                           "payout_limit": "500", "daily_limit": "2000"}}'
@@ -7,6 +6,8 @@ in chains/backend.py).
 - `url`: toncenter's API v2 base (ending in /api/v2), or a self-hosted ton-http-api's; the tests' devnet
   serves one too (tests/ton_devnet, `make ton-devnet`).
 - `api_key`: toncenter's key, sent as `X-API-Key` (without one toncenter allows 1 request a second).
+- `network`: `mainnet` (default: tonviewer's links) or `private` (a chain of your own, such as the tests'
+  devnet: a transaction's link is its hash).
 - `payout_limit`, `daily_limit`: the most one payout, and all payouts of a UTC day, may send, in TON.
 Every mistake is refused with the key to fix; nothing is guessed.
 """
@@ -24,7 +25,8 @@ from django.core.signals import setting_changed
 from chains.nodes import node_url, positive_decimal, raw_nodes
 
 CODE = "ton"
-_KEYS = {"url", "api_key", "payout_limit", "daily_limit"}
+_KEYS = {"url", "api_key", "network", "payout_limit", "daily_limit"}
+NETWORKS = ("mainnet", "private")
 NANOTON = Decimal("0.000000001")
 
 
@@ -34,6 +36,7 @@ class TonConfig:
     api_key: str | None
     payout_limit: Decimal | None
     daily_limit: Decimal | None
+    network: str = "mainnet"
 
 
 @cache
@@ -52,9 +55,13 @@ def _parse(entry: Any) -> TonConfig:
     daily_limit = _optional(where, "daily_limit", entry.get("daily_limit"))
     if payout_limit is not None and daily_limit is not None and payout_limit > daily_limit:
         raise ImproperlyConfigured(f"{where}.payout_limit is at most its daily_limit")
+    network = entry.get("network", "mainnet")
+    if network not in NETWORKS:
+        raise ImproperlyConfigured(f"{where}.network is one of {', '.join(NETWORKS)}")
     return TonConfig(
         url=url.rstrip("/"),
         api_key=_text(where, "api_key", entry.get("api_key")),
+        network=str(network),
         payout_limit=payout_limit,
         daily_limit=daily_limit,
     )

@@ -24,6 +24,8 @@ def test_a_good_entry_is_read_exactly(settings) -> None:  # type: ignore[no-unty
     assert ton_config() == TonConfig(URL, "k3y", Decimal("500.000000001"), Decimal("2000"))
     settings.CHAIN_NODES = {"ton": {"url": "http://127.0.0.1:8081/api/v2"}}
     assert ton_config() == TonConfig("http://127.0.0.1:8081/api/v2", None, None, None)
+    settings.CHAIN_NODES = {"ton": {"url": URL, "network": "private"}}
+    assert ton_config() == TonConfig(URL, None, None, None, network="private")
 
 
 @pytest.mark.parametrize(
@@ -40,6 +42,7 @@ def test_a_good_entry_is_read_exactly(settings) -> None:  # type: ignore[no-unty
         ({"url": URL, "payout_limit": "1.0000000001"}, "CHAIN_NODES['ton'].payout_limit"),
         ({"url": URL, "daily_limit": True}, "CHAIN_NODES['ton'].daily_limit"),
         ({"url": URL, "payout_limit": "10", "daily_limit": "5"}, "payout_limit is at most its daily_limit"),
+        ({"url": URL, "network": "testnet"}, "CHAIN_NODES['ton'].network is one of mainnet, private"),
     ],
 )
 def test_mistakes_are_refused_with_the_key(settings, entry, key) -> None:  # type: ignore[no-untyped-def]

@@ -1,0 +1,129 @@
+"""The `ton` backend: Toncoin on toncenter's HTTP API v2 (toncenter.com, or a self-hosted ton-http-api;
+docs/ton.md).
+
+Deposits work: every payment goes to the house wallet (a wallet v4R2 of `CHAIN_XPUBS["ton"]`,
+chains.ton.keys), shown non-bounceable; each invoice and static address has its own comment (its tag), in a
+`ton://transfer/<address>?amount=<nanotons>&text=<comment>` link. The scanner reads the wallet's
+transactions from a cursor (lt, hash), each one final once listed (chains.ton.scanner). A payment whose
+comment matches nothing is recorded as an unrouted deposit.
+
+Payouts are not written yet: every withdrawal of ton waits, processing, with the reason (`PayoutsNotWritten`),
+and production refuses the backend until they land (kassa.E012).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+from django.core.checks import CheckMessage, Error
+from django.core.exceptions import ImproperlyConfigured
+from pytoniq_core import Address
+
+from chains.backend import TAG_COMMENT, ChainBackend
+from chains.base import FeeQuote, Outcome, Payment, PayoutHeld, SignedTx, Signer, TxStatus, UnsignedTx
+from chains.ton.keys import SETTING, house_display, house_raw, receives_on_development_key
+from chains.ton.scanner import TonScanner
+from chains.ton.units import from_nanotons
+
+if TYPE_CHECKING:
+    from payments.models import Company
+
+EXPLORERS = {"mainnet": "https://tonviewer.com/transaction/{txid}"}
+
+
+class PayoutsNotWritten(PayoutHeld):
+    """The ton backend pays nothing yet: its withdrawals wait until payouts land."""
+
+    kind = "payout_unsupported"
+    reason = "TON payouts are not available yet"
+
+
+class TonBackend(TonScanner, ChainBackend):
+    name = "ton"
+    families = frozenset({"ton"})
+    watches_addresses = False  # every payment reaches one wallet, read whole
+    max_outputs = 1
+    sweeps = False  # payments stay in the house wallet, which will pay withdrawals
+    tag_kind = TAG_COMMENT
+
+    # --- deposits --------------------------------------------------------------------------------------
+
+    def new_deposit_address(self, company: Company, code: str, index: int) -> tuple[str, str | None]:
+        """The house wallet, non-bounceable, and the comment of deposit `index`: its decimal digits, which
+        every wallet's comment field carries (as the sandbox's TON)."""
+        return house_display(), str(index)
+
+    def hot_address(self, code: str) -> str:
+        return house_display()
+
+    # payment_uri: the asset's own rule (chains.payuri.ton_transfer) on the stored, non-bounceable address.
+
+    def explorer_url(self, code: str, txid: str) -> str:
+        template = EXPLORERS.get(self.config(code).network)
+        return template.format(txid=txid) if template else txid
+
+    # --- configuration ---------------------------------------------------------------------------------
+
+    def check_config(self, code: str) -> None:
+        super().check_config(code)
+        self.config(code)
+        configured = settings.TON_DEPOSIT_ADDRESS
+        if configured and _raw(configured) != house_raw():
+            raise ImproperlyConfigured(
+                f"TON_DEPOSIT_ADDRESS is the sandbox's; the ton backend receives at the wallet of {SETTING} "
+                f"({house_display()}): leave TON_DEPOSIT_ADDRESS empty"
+            )
+
+    def deposit_key_setting(self, code: str) -> str:
+        return SETTING
+
+    def receives_on_development_key(self, code: str) -> bool:
+        return receives_on_development_key()
+
+    def deploy_checks(self, codes: list[str]) -> list[CheckMessage]:
+        return [
+            Error(
+                f"The ton backend takes deposits but does not pay withdrawals yet ({', '.join(codes)}): "
+                "every withdrawal, refund and automatic withdrawal of TON would wait for ever.",
+                hint="Keep ton on the sandbox in production (leave it out of CHAIN_BACKENDS) until payouts "
+                "land; try the backend with the development settings and the TON devnet (docs/ton.md).",
+                id="kassa.E012",
+            )
+        ]
+
+    # --- payouts: not written yet ----------------------------------------------------------------------
+
+    def quote_fee(self, code: str) -> FeeQuote:
+        raise PayoutsNotWritten("the ton backend takes deposits only for now")
+
+    def build(self, code: str, payments: list[Payment], fee: FeeQuote) -> UnsignedTx:
+        raise PayoutsNotWritten("the ton backend takes deposits only for now")
+
+    def signer(self, code: str) -> Signer:
+        raise PayoutsNotWritten("the ton backend takes deposits only for now")
+
+    def broadcast(self, code: str, tx: SignedTx) -> Outcome:
+        return Outcome.UNAVAILABLE  # nothing is ever built, so nothing of ours is here to send
+
+    def tx_status(self, code: str, txid: str) -> TxStatus:
+        return TxStatus(confirmations=0, known=False)
+
+    def spendable(self, code: str) -> Decimal:
+        """The house wallet's balance: what payouts will leave from."""
+        return from_nanotons(self.node(code).address_information(house_raw()).balance)
+
+    def bump(self, code: str, txid: str, fee: FeeQuote) -> SignedTx | None:
+        return None
+
+    def child(self, code: str, txid: str, fee: FeeQuote) -> SignedTx | None:
+        return None
+
+
+def _raw(address: str) -> str:
+    try:
+        parsed = Address(address.strip())
+    except Exception:  # pytoniq raises several kinds on malformed text: then it is no house address
+        return address
+    return f"{parsed.wc}:{parsed.hash_part.hex()}"
