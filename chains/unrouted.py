@@ -140,10 +140,11 @@ class UnroutedHandler:
 
 def unrouted_record(deposits: list[Deposit]) -> list[UnroutedDeposit]:
     """(new) -> open, for deposits just recorded with no owner, each with why it could not be routed."""
+    # Distinct: a tagged chain's deposit addresses share one route key (TON's house wallet), one row each.
     known = set(
-        DepositAddress.objects.filter(route_key__in={_route_key(d) for d in deposits}).values_list(
-            "route_key", flat=True
-        )
+        DepositAddress.objects.filter(route_key__in={_route_key(d) for d in deposits})
+        .values_list("route_key", flat=True)
+        .distinct()
     )
     # One statement each, not one per deposit: a scan's batch may bring many (core.bulkinsert sets the keys).
     rows = bulk_insert(
