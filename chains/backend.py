@@ -38,7 +38,7 @@ from chains.base import (
     TxStatus,
     UnsignedTx,
 )
-from chains.derivation import derive_address
+from chains.derivation import derive_address, receives_on_development_key
 from chains.payuri import asset_payment_uri
 from core.assets import all_assets, get_asset
 from core.offer import SANDBOX_BACKEND, backend_name
@@ -49,6 +49,8 @@ if TYPE_CHECKING:
 # How a payment is told apart at a shared address: it is not (every deposit has its own address), by a
 # memo field of the transaction, or by its comment (TON's text).
 TAG_NONE, TAG_MEMO, TAG_COMMENT = "none", "memo", "comment"
+# Solana Pay: a reference key the wallet adds from the pay URI; the customer never types it.
+TAG_REFERENCE = "reference"
 
 
 class BackendMismatch(ImproperlyConfigured):
@@ -77,7 +79,7 @@ class ChainBackend(ABC):
     max_outputs: ClassVar[int] = 1  # payments per payout transaction
     sweeps: ClassVar[bool] = False  # deposits are swept from their address to a hot address
     has_gas_tank: ClassVar[bool] = False  # payouts' fees come from the hot address's native coin (gas_tank)
-    tag_kind: ClassVar[str] = TAG_NONE  # TAG_NONE, TAG_MEMO or TAG_COMMENT
+    tag_kind: ClassVar[str] = TAG_NONE  # TAG_NONE, TAG_MEMO, TAG_COMMENT or TAG_REFERENCE
 
     # --- deposits --------------------------------------------------------------------------------------
 
@@ -206,6 +208,11 @@ class ChainBackend(ABC):
         if asset.tag_required and self.tag_kind == TAG_NONE:
             raise BackendMismatch(f"{code} payments carry a tag, which the {self.name} backend cannot read")
 
+    def receives_on_development_key(self, code: str) -> bool:
+        """Deposits of `code` go where anyone can spend them (the public development key); by default
+        chains.derivation's answer for its family. ImproperlyConfigured for a malformed key."""
+        return receives_on_development_key(get_asset(code).family)
+
     def deploy_checks(self, codes: list[str]) -> list[CheckMessage]:
         """This backend's own deployment checks, for the real `codes` it serves."""
         return []
@@ -223,6 +230,7 @@ BACKEND_PATHS = {
     "bitcoincore": "chains.bitcoincore.backend.BitcoinCoreBackend",
     "evm": "chains.evm.backend.EvmBackend",
     "tron": "chains.tron.backend.TronBackend",
+    "solana": "chains.solana.backend.SolanaBackend",
 }
 
 

@@ -21,7 +21,6 @@ def check_chain_backends(**kwargs: Any) -> list[CheckMessage]:
     """Something real to offer, never the sandbox beside it, and every real backend's deposits on keys the
     operator holds."""
     from chains.backend import BackendMismatch, get_backend
-    from chains.derivation import receives_on_development_key
     from chains.signers import SEED_SIGNERS
 
     try:
@@ -68,8 +67,10 @@ def check_chain_backends(**kwargs: Any) -> list[CheckMessage]:
     families = sorted({asset.family for asset in real})
     for family in families:
         variable = "TON_DEPOSIT_ADDRESS" if family == "ton" else f'CHAIN_XPUBS["{family}"]'
+        first = next(asset.code for asset in real if asset.family == family)
         try:
-            public = receives_on_development_key(family)
+            # The backend knows where its deposits go (a derived address, or one receiving address).
+            public = get_backend(first).receives_on_development_key(first)
         except ImproperlyConfigured as exc:
             errors.append(_invalid(str(exc), variable))
             continue
