@@ -31,6 +31,7 @@ from payments.models import DepositAddress
 logger = logging.getLogger(__name__)
 
 SCAN_TRANSACTIONS = 200  # transactions read per scan at most; `more` says there is more
+PAGE = MAX_SIGNATURES_FOR_ADDRESS  # signatures per getSignaturesForAddress call
 FIRST_SCAN_SLOTS = 150  # a chain never scanned starts this far below the finalized slot (about a minute)
 FINALIZED = "finalized"
 
@@ -130,10 +131,10 @@ def _history(node: SolanaNode, hot: str, newest: str | None, after_slot: int) ->
     found: list[SignatureInfo] = []
     before: str | None = None
     while True:
-        page = node.signatures_for_address(hot, before=before, until=newest, commitment=FINALIZED)
+        page = node.signatures_for_address(hot, before=before, until=newest, limit=PAGE, commitment=FINALIZED)
         kept = [info for info in page if newest is not None or info.slot > after_slot]
         found.extend(kept)
-        if len(page) < MAX_SIGNATURES_FOR_ADDRESS or len(kept) < len(page):
+        if len(page) < PAGE or len(kept) < len(page):
             return found[::-1]
         before = page[-1].signature
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
+from bip_utils import Bip39SeedGenerator
 from django.core.exceptions import ImproperlyConfigured
 from solders.keypair import Keypair
 from solders.pubkey import Pubkey
@@ -14,6 +15,7 @@ from solders.pubkey import Pubkey
 from alerts.models import Alert, AlertStatus
 from chains.backend import get_backend
 from chains.checks import check_chain_backends
+from chains.derivation import DEVELOPMENT_MNEMONIC
 from chains.models import ChainTx
 from chains.solana import keys
 from chains.solana.backend import SolanaPayoutsNotBuilt
@@ -35,8 +37,12 @@ def solana(settings):
 
 
 def test_the_development_key_is_the_first_account_of_the_public_mnemonic():
-    # Phantom's and Solflare's first account of the BIP-39 test mnemonic (SLIP-10 m/44'/501'/0'/0').
-    assert keys.development_address() == "HAgk14JpMQLgt6rVgv7cBQFJWFto5Dqxi472uT3DKpqk"
+    # Phantom's and Solflare's first account of the BIP-39 test mnemonic (SLIP-10 m/44'/501'/0'/0'), as
+    # solders (Solana's own derivation) computes it.
+    seed = Bip39SeedGenerator(DEVELOPMENT_MNEMONIC).Generate()
+    wallet = Keypair.from_seed_and_derivation_path(seed, "m/44'/501'/0'/0'").pubkey()
+
+    assert keys.development_address() == str(wallet) == "HAgk14JpMQLgt6rVgv7cBQFJWFto5Dqxi472uT3DKpqk"
 
 
 def test_the_receiving_address_is_the_configured_wallet_or_else_the_development_key(solana, settings):

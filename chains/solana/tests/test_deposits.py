@@ -13,7 +13,7 @@ from django.utils.html import escape
 
 from chains.backend import get_backend
 from chains.models import ChainCursor
-from chains.solana import keys
+from chains.solana import keys, scanner
 from chains.tasks import chain_settled_watch_all
 from invoices.models import Invoice
 from invoices.payuri import payment_uri
@@ -166,3 +166,19 @@ def test_references_never_repeat_and_are_not_the_index(chain):
     assert len(tags) == 3
     assert all(len(keys.Pubkey.from_string(tag).__bytes__()) == 32 for tag in tags)
     assert keys.reference(0) != keys.reference(1)
+
+
+def test_a_long_history_is_paged_back_to_the_cursor_and_read_oldest_first(chain, monkeypatch):
+    monkeypatch.setattr(scanner, "PAGE", 2)  # getSignaturesForAddress pages of 2, read back with `before`
+    monkeypatch.setattr(scanner, "SCAN_TRANSACTIONS", 2)  # 2 transactions a scan: the rest the next one
+    static = StaticDepositAddressFactory(network="sol")
+    paid = [chain.pay(f"0.{n}", references=(static.deposit_address.tag,)) for n in range(1, 6)]
+    chain.mine(FINAL)
+
+    seen = []
+    for _ in range(3):
+        chain.scan()
+        seen.append(set(Deposit.objects.values_list("txid", flat=True)))
+
+    assert seen == [set(paid[:2]), set(paid[:4]), set(paid)]
+    assert available(static.company, "sol") == Decimal("1.5")
