@@ -155,3 +155,19 @@ def test_a_sol_withdrawal_waits_with_the_reason_and_an_alert(solana, db):
     assert withdrawal.blocked_reason.startswith("Solana payouts are not available yet")
     assert Alert.objects.filter(kind="solana_payouts_not_built", status=AlertStatus.OPEN).exists()
     assert not ChainTx.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("nodes", "said"),
+    [
+        ({}, "no Solana node for sol"),
+        ({"sol": {"url": "ftp://node"}}, "url"),
+        ({"sol": {"url": URL, "x": 1}}, "x"),
+    ],
+)
+def test_a_node_entry_that_cannot_serve_is_refused_by_the_deployment_checks(solana, settings, nodes, said):
+    settings.CHAIN_NODES = nodes
+
+    errors = [error for error in check_chain_backends() if error.id == "kassa.E006"]
+
+    assert len(errors) == 1 and said in errors[0].msg and "CHAIN_NODES" in (errors[0].hint or "")

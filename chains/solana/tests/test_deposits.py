@@ -6,14 +6,17 @@ transaction credits nothing; a memo is read, never routed by."""
 
 from __future__ import annotations
 
+import dataclasses
 from decimal import Decimal
 
 import pytest
 from django.utils.html import escape
 
 from chains.backend import get_backend
+from chains.base import TransferKey
 from chains.models import ChainCursor
 from chains.solana import keys, scanner
+from chains.solana.node import SolanaNode
 from chains.tasks import chain_settled_watch_all
 from invoices.models import Invoice
 from invoices.payuri import payment_uri
@@ -182,3 +185,54 @@ def test_a_long_history_is_paged_back_to_the_cursor_and_read_oldest_first(chain,
 
     assert seen == [set(paid[:2]), set(paid[:4]), set(paid)]
     assert available(static.company, "sol") == Decimal("1.5")
+
+
+def test_a_signature_whose_status_is_not_finalized_waits_and_nothing_after_it_is_skipped(chain, monkeypatch):
+    invoice = InvoiceFactory(code="sol", total="10")
+    txid = chain.pay(invoice.amount_due, references=(invoice.deposit_address.tag,))
+    later = chain.pay("0.2")
+    chain.mine(FINAL)
+    asked = SolanaNode.signature_statuses
+
+    def lagging(node, txids, **options):  # a node whose status cache is behind its history
+        statuses = asked(node, txids, **options)
+        return [
+            dataclasses.replace(s, confirmation_status="confirmed") if t == txid else s
+            for t, s in zip(txids, statuses, strict=True)
+        ]
+
+    monkeypatch.setattr(SolanaNode, "signature_statuses", lagging)
+    chain.scan()
+
+    assert not Deposit.objects.filter(txid__in=[txid, later]).exists()
+    monkeypatch.undo()
+    chain.scan()
+    chain.scan()
+    assert Deposit.objects.filter(txid__in=[txid, later]).count() == 2
+    invoice.refresh_from_db()
+    assert invoice.status == Invoice.Status.DONE
+    assert webhook_statuses("invoice", str(invoice.pk)).count("done") == 1
+
+
+def test_a_recheck_reads_a_transfer_again_by_signature_and_never_drops_one_it_cannot_find(chain):
+    invoice = InvoiceFactory(code="sol", total="10")
+    txid = chain.pay(invoice.amount_due, references=(invoice.deposit_address.tag,))
+    failed = chain.pay("1000000", references=(invoice.deposit_address.tag,), lands=False)
+    chain.mine(FINAL)
+    unknown = "1" * 64
+    backend = get_backend("sol")
+
+    found, not_paid, missing = backend.recheck(
+        "sol", [TransferKey("sol", t, 0) for t in (txid, failed, unknown)]
+    )
+
+    assert (found.tag, found.amount, found.final, found.state) == (
+        invoice.deposit_address.tag,
+        invoice.amount_due,
+        True,
+        "pending",
+    )
+    assert not_paid.state == "failed"
+    assert (missing.state, missing.final) == ("pending", False)
+    assert backend.deposit_status("sol", txid).final and backend.deposit_status("sol", failed).failed
+    assert not backend.deposit_status("sol", unknown).known
