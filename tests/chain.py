@@ -220,7 +220,7 @@ class SolanaChain:
         self.hot = str(Keypair.from_seed(seed).pubkey())
 
     def nodes(self) -> dict[str, Any]:
-        return {"sol": {"url": self.devnet.url}}
+        return {"sol": {"url": self.devnet.url, "network": "private"}}
 
     def xpubs(self) -> dict[str, str]:
         return {"sol": self.hot}

@@ -55,12 +55,11 @@ class SolanaBackend(SolanaScanner, ChainBackend):
         return solana_pay(address, amount, reference=tag)
 
     def explorer_url(self, code: str, txid: str) -> str:
-        return EXPLORER.format(txid=txid) if self._on_mainnet(code) else txid
-
-    def _on_mainnet(self, code: str) -> bool:
-        # A node of another cluster (devnet, testnet, a local validator) has transactions the public
-        # explorer's mainnet view does not show: the signature itself is the link there.
-        return "mainnet" in solana_config(code).url
+        network = solana_config(code).network
+        if network == "private":
+            return txid  # a local validator's transactions are on no public explorer
+        link = EXPLORER.format(txid=txid)
+        return link if network == "mainnet" else f"{link}?cluster={network}"
 
     # --- configuration ---------------------------------------------------------------------------------
 

@@ -135,14 +135,20 @@ def test_every_payout_waits_with_the_reason(solana):
     assert SolanaPayoutsNotBuilt.kind == "solana_payouts_not_built"
 
 
-def test_the_explorer_link_is_the_public_explorer_on_mainnet_only(solana, settings):
+@pytest.mark.parametrize(
+    ("network", "link"),
+    [
+        (None, "https://explorer.solana.com/tx/{txid}"),
+        ("devnet", "https://explorer.solana.com/tx/{txid}?cluster=devnet"),
+        ("testnet", "https://explorer.solana.com/tx/{txid}?cluster=testnet"),
+        ("private", "{txid}"),
+    ],
+)
+def test_the_explorer_link_follows_the_configured_network(solana, settings, network, link):
     signature = "5" * 88
+    settings.CHAIN_NODES = {"sol": {"url": URL, **({"network": network} if network else {})}}
 
-    assert solana.explorer_url("sol", signature) == signature  # a local node: the signature itself
-
-    settings.CHAIN_NODES = {"sol": {"url": "https://api.mainnet-beta.solana.com"}}
-
-    assert solana.explorer_url("sol", signature) == f"https://explorer.solana.com/tx/{signature}"
+    assert solana.explorer_url("sol", signature) == link.format(txid=signature)
 
 
 def test_a_sol_withdrawal_waits_with_the_reason_and_an_alert(solana, db):
@@ -163,6 +169,7 @@ def test_a_sol_withdrawal_waits_with_the_reason_and_an_alert(solana, db):
         ({}, "no Solana node for sol"),
         ({"sol": {"url": "ftp://node"}}, "url"),
         ({"sol": {"url": URL, "x": 1}}, "x"),
+        ({"sol": {"url": URL, "network": "mainnet-beta"}}, "network is one of"),
     ],
 )
 def test_a_node_entry_that_cannot_serve_is_refused_by_the_deployment_checks(solana, settings, nodes, said):
