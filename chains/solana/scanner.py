@@ -54,7 +54,7 @@ class SolanaScanner:
         return self.node(code).slot(FINALIZED)
 
     def cursor_at(self, code: str, height: int) -> dict[str, Any]:
-        return {"signature": None, "slot": max(height, -1)}
+        return {"address": receiving_address(), "signature": None, "slot": max(height, -1)}
 
     # --- scanning ------------------------------------------------------------------------------------
 
@@ -65,6 +65,8 @@ class SolanaScanner:
         if cursor is None:
             cursor = self.cursor_at(code, node.slot(FINALIZED) - FIRST_SCAN_SLOTS)
         newest, after_slot = cursor.get("signature"), int(cursor.get("slot", -1))
+        if cursor.get("address", hot) != hot:
+            newest = None  # a new receiving address: its history after the cursor's slot, not the old one's
         infos = _history(node, hot, newest, after_slot)  # oldest first
         todo = infos[:SCAN_TRANSACTIONS]
         statuses = _statuses(node, [info.signature for info in todo if info.err is None])
@@ -83,7 +85,10 @@ class SolanaScanner:
                     if transfer is not None:
                         transfers.append(transfer)
             done = info
-        new_cursor = {"signature": done.signature, "slot": done.slot} if done is not None else dict(cursor)
+        if done is not None:
+            new_cursor = {"address": hot, "signature": done.signature, "slot": done.slot}
+        else:
+            new_cursor = {"address": hot, "signature": newest, "slot": after_slot}
         more = done is not None and len(infos) > todo.index(done) + 1
         return ScanResult(transfers=transfers, dropped=[], tip=tip, cursor=new_cursor, more=more)
 

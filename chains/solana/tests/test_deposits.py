@@ -236,3 +236,18 @@ def test_a_recheck_reads_a_transfer_again_by_signature_and_never_drops_one_it_ca
     assert (missing.state, missing.final) == ("pending", False)
     assert backend.deposit_status("sol", txid).final and backend.deposit_status("sol", failed).failed
     assert not backend.deposit_status("sol", unknown).known
+
+
+def test_a_new_receiving_address_is_read_from_the_cursor_slot_on(chain, settings):
+    old = StaticDepositAddressFactory(network="sol")
+    chain.pay("0.1", references=(old.deposit_address.tag,))
+    chain.scan(FINAL)
+    settings.CHAIN_XPUBS = {"sol": str(chain.devnet.faucet.pubkey())}  # the operator moves to another wallet
+    new = StaticDepositAddressFactory(network="sol")
+
+    txid = chain.pay("0.2", to=new.deposit_address.address, references=(new.deposit_address.tag,))
+    chain.scan(FINAL)
+
+    assert new.deposit_address.address != old.deposit_address.address
+    assert Deposit.objects.get(txid=txid).deposit_address == new.deposit_address
+    assert available(new.company, "sol") == Decimal("0.2")
