@@ -49,6 +49,8 @@ if TYPE_CHECKING:
 # How a payment is told apart at a shared address: it is not (every deposit has its own address), by a
 # memo field of the transaction, or by its comment (TON's text).
 TAG_NONE, TAG_MEMO, TAG_COMMENT = "none", "memo", "comment"
+# Solana Pay: a reference key the wallet adds from the pay URI; the customer never types it.
+TAG_REFERENCE = "reference"
 
 
 class BackendMismatch(ImproperlyConfigured):
@@ -77,7 +79,7 @@ class ChainBackend(ABC):
     max_outputs: ClassVar[int] = 1  # payments per payout transaction
     sweeps: ClassVar[bool] = False  # deposits are swept from their address to a hot address
     has_gas_tank: ClassVar[bool] = False  # payouts' fees come from the hot address's native coin (gas_tank)
-    tag_kind: ClassVar[str] = TAG_NONE  # TAG_NONE, TAG_MEMO or TAG_COMMENT
+    tag_kind: ClassVar[str] = TAG_NONE  # TAG_NONE, TAG_MEMO, TAG_COMMENT or TAG_REFERENCE
 
     # --- deposits --------------------------------------------------------------------------------------
 
@@ -235,6 +237,7 @@ BACKEND_PATHS = {
     "evm": "chains.evm.backend.EvmBackend",
     "tron": "chains.tron.backend.TronBackend",
     "ton": "chains.ton.backend.TonBackend",
+    "solana": "chains.solana.backend.SolanaBackend",
 }
 
 

@@ -4,7 +4,7 @@ Each backend picks its builder (`ChainBackend.payment_uri`); by default the asse
     bitcoin, litecoin, bitcoincash   <scheme>:<address>?amount=<coin>                      BIP 21
     ethereum                         ethereum:<address>@<chain id>?value=<wei>             EIP-681
                                      ethereum:<contract>@<chain id>/transfer?address=<to>&uint256=<units>
-    solana                           solana:<address>?amount=<coin>                        Solana Pay
+    solana                           solana:<address>?amount=<coin>[&reference=<key>]      Solana Pay
     ton                              ton://transfer/<address>?amount=<nanotons>&text=<tag> TON transfer link
     "" (none)                        the bare address: no URI standard its wallets share
 
@@ -51,8 +51,9 @@ def eip681(address: str, amount: Decimal, *, chain_id: int, contract: str | None
     return f"ethereum:{contract}@{chain_id}/transfer?address={address}&uint256={units}"
 
 
-def solana_pay(address: str, amount: Decimal) -> str:
-    return f"solana:{address}?amount={number_text(amount)}"
+def solana_pay(address: str, amount: Decimal, *, reference: str | None = None) -> str:
+    uri = f"solana:{address}?amount={number_text(amount)}"
+    return f"{uri}&reference={reference}" if reference else uri  # base58: nothing to escape
 
 
 def ton_transfer(address: str, amount: Decimal, tag: str | None, decimals: int) -> str:

@@ -11,6 +11,7 @@ chain id, token contract and decimals). Per payment code, by default:
     usdterc20  ethereum:<USDT contract>@1/transfer?address=<to>&uint256=<base units>   EIP-681 ERC-20 call
     usdc       ethereum:<USDC contract>@1/transfer?address=<to>&uint256=<base units>
     sol        solana:<address>?amount=<SOL>                                   Solana Pay transfer request
+               (the solana backend: &reference=<the deposit's reference key>)
     ton        ton://transfer/<address>?amount=<nanotons>&text=<tag>           TON transfer link
     trx, trc20usdt, near: the bare address / account id. TRON and NEAR have no payment URI that wallets
                agree on, so the QR carries what every wallet's scanner accepts and the amount is typed.
@@ -22,7 +23,7 @@ from decimal import Decimal
 
 import segno
 
-from chains.backend import get_backend
+from chains.backend import TAG_REFERENCE, get_backend
 from core.assets import get_asset
 
 
@@ -30,6 +31,12 @@ def payment_uri(code: str, *, address: str, amount: Decimal, tag: str | None = N
     """The URI a wallet opens to pay `amount` of `code` to `address` (and `tag`, TON)."""
     code = get_asset(code).code
     return get_backend(code).payment_uri(code, address, amount, tag)
+
+
+def typed_tag(code: str, tag: str) -> str:
+    """The tag the client must type into the transfer ("" when none): a Solana Pay reference travels in
+    the URI alone, and a wallet adds it, so the page never asks for it."""
+    return "" if get_backend(get_asset(code).code).tag_kind == TAG_REFERENCE else tag
 
 
 def carries_amount(code: str) -> bool:

@@ -3,11 +3,13 @@ blocks, send the due payouts, fund a balance. Every test that pays or mines uses
 services, or through the sandbox API when the test is about HTTP). `TronChain` does the same on the TRON
 devnet (tests/tron_devnet) for the tron backend: signed transfers, blocks, forks, one scan; `TonChain` on the
 TON devnet (tests/ton_devnet) for the ton backend: customers' payments with or without a comment, the house
-wallet's own transfers, one scan."""
+wallet's own transfers, one scan; `SolanaChain` on the Solana devnet (tests/solana_devnet) for the solana
+backend."""
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import itertools
 import json
 import secrets
@@ -18,6 +20,7 @@ from typing import Any
 
 from nacl.signing import SigningKey
 from pytoniq_core import Address, Cell, begin_cell
+from solders.keypair import Keypair
 
 from chains.models import ChainTx
 from chains.scanning import chain_scan
@@ -317,6 +320,66 @@ def _units(amount: Decimal | str) -> int:
     units = Decimal(amount) * SUN
     assert units == units.to_integral_value(), f"{amount} has more than 6 decimal places"
     return int(units)
+
+
+# --- on the Solana devnet --------------------------------------------------------------------------------
+
+LAMPORTS = 10**9
+
+
+class SolanaChain:
+    """The Solana devnet with sol configured on it (`nodes` for CHAIN_NODES, `xpubs` for CHAIN_XPUBS: the
+    house's receiving address, a wallet of its own). The devnet's customer pays as a Solana Pay wallet
+    does; `scan` produces slots and runs one ingestion cycle."""
+
+    # A payment sent now lands in the next slot, finalized once 31 more follow it: 32 slots from now.
+    FINAL_SLOTS = 32
+
+    def __init__(self, devnet: Any) -> None:
+        self.devnet = devnet
+        seed = hashlib.sha256(b"kassa tests: the solana receiving wallet").digest()
+        self.hot = str(Keypair.from_seed(seed).pubkey())
+
+    def nodes(self) -> dict[str, Any]:
+        return {"sol": {"url": self.devnet.url, "network": "private"}}
+
+    def xpubs(self) -> dict[str, str]:
+        return {"sol": self.hot}
+
+    def pay(
+        self,
+        amount: Decimal | str,
+        *,
+        to: str | None = None,
+        references: tuple[str, ...] = (),
+        memo: str | None = None,
+        memo_program: str = "v3",
+        lands: bool = True,
+    ) -> str:
+        """The customer's transfer of `amount` SOL (to the receiving address unless `to`), in the working
+        bank; its signature. `lands=False`: it must land failed (e.g. more than the customer has)."""
+        fields: dict[str, Any] = {"references": list(references), "memo_program": memo_program}
+        if memo is not None:
+            fields["memo"] = memo
+        sent = self.devnet.pay(to or self.hot, _lamports(amount), **fields)
+        assert sent["landed"] and (sent["err"] is None) == lands, sent
+        return str(sent["signature"])
+
+    def mine(self, slots: int = 1) -> int:
+        """`slots` slots (the first confirms the working bank's transactions); the head slot."""
+        return int(self.devnet.mine(slots)["slot"])
+
+    def scan(self, slots: int = 0) -> int:
+        """Produce `slots` slots, then one ingestion cycle of sol."""
+        if slots:
+            self.mine(slots)
+        return chain_scan("sol")
+
+
+def _lamports(amount: Decimal | str) -> int:
+    lamports = Decimal(amount) * LAMPORTS
+    assert lamports == lamports.to_integral_value(), f"{amount} has more than 9 decimal places"
+    return int(lamports)
 
 
 def available(company: Company, code: str) -> Decimal:

@@ -1,2 +1,3 @@
-"""The Solana family (sol): its thin JSON-RPC client (node), amounts (units), the reading of a payment's
-transfers (transfers) and its CHAIN_NODES entry (config); not yet a backend (chains.backend)."""
+"""The Solana family (sol): the `solana` backend (backend: deposits by Solana Pay reference at one receiving
+address, keys; scanner; payouts not built yet), its thin JSON-RPC client (node), amounts (units), the
+reading of a payment's transfers (transfers) and its CHAIN_NODES entry (config)."""

@@ -6,6 +6,8 @@
 - `url`: the node's JSON-RPC endpoint (Agave's, or a provider's; a provider that wants its key in the
   URL gets it there); `api_key`: sent as the `x-api-key` header (chains.solana.node), when the provider
   takes it so.
+- `network`: `mainnet` (the default), `devnet` or `testnet` (the public explorer's cluster), or `private`
+  (a local validator: the explorer link is the signature itself).
 - `payout_limit`, `daily_limit`: the most SOL one payout, and all payouts of a UTC day, may send.
 - `priority_fee_cap`: the most SOL one transaction may pay in priority fee on top of the 5,000 lamports a
   signature (default 0.001 SOL, a million lamports): the compute-unit price times the limit may not pass
@@ -31,7 +33,8 @@ from core.assets import get_asset
 NATIVE = "sol"
 FAMILY = "sol"
 DEFAULT_PRIORITY_FEE_CAP = "0.001"
-_KEYS = {"url", "api_key", "payout_limit", "daily_limit", "priority_fee_cap"}
+NETWORKS = ("mainnet", "devnet", "testnet", "private")
+_KEYS = {"url", "api_key", "network", "payout_limit", "daily_limit", "priority_fee_cap"}
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,7 @@ class SolanaConfig:
     code: str
     url: str
     api_key: str | None
+    network: str
     payout_limit: Decimal | None  # SOL
     daily_limit: Decimal | None  # SOL
     priority_fee_cap: Decimal  # SOL
@@ -74,12 +78,19 @@ def _parse(code: str, entry: Any) -> SolanaConfig:
         code=code,
         url=url,
         api_key=_text(where, "api_key", entry.get("api_key")),
+        network=_network(where, entry.get("network", "mainnet")),
         payout_limit=_optional(where, "payout_limit", entry.get("payout_limit")),
         daily_limit=_optional(where, "daily_limit", entry.get("daily_limit")),
         priority_fee_cap=_sol(
             where, "priority_fee_cap", entry.get("priority_fee_cap", DEFAULT_PRIORITY_FEE_CAP)
         ),
     )
+
+
+def _network(where: str, value: Any) -> str:
+    if value not in NETWORKS:
+        raise ImproperlyConfigured(f"{where}.network is one of {', '.join(NETWORKS)}")
+    return str(value)
 
 
 def _text(where: str, key: str, value: Any) -> str | None:

@@ -54,7 +54,7 @@ def test_other_families_are_not_read(settings) -> None:  # type: ignore[no-untyp
         ("http://x", r"CHAIN_NODES\['sol'\] is a JSON object"),
         ({}, r"CHAIN_NODES\['sol'\]\.url is the node's http\(s\):// JSON-RPC address"),
         ({"url": "ws://127.0.0.1:8900"}, r"\.url is"),
-        ({"url": URL, "network": "devnet"}, r"unknown keys \['network'\]"),
+        ({"url": URL, "network": "mainnet-beta"}, r"\.network is one of mainnet, devnet, testnet, private"),
         ({"url": URL, "api_key": ""}, r"\.api_key is text"),
         ({"url": URL, "api_key": 5}, r"\.api_key is text"),
         ({"url": URL, "payout_limit": "0"}, r"\.payout_limit is a positive amount of SOL"),
