@@ -50,3 +50,13 @@ def positive_decimal(where: str, key: str, value: Any, *, what: str) -> Decimal:
     if isinstance(value, bool) or not amount.is_finite() or amount <= 0:
         raise ImproperlyConfigured(f"{where}.{key} is {what}")
     return amount
+
+
+def secret_text(where: str, key: str, value: Any) -> str | None:
+    """An optional secret of a CHAIN_NODES entry (a provider's API key), stripped; refused when it is not
+    text, and never echoed in the refusal."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ImproperlyConfigured(f"{where}.{key} is text")
+    return value.strip()

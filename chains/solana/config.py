@@ -26,7 +26,7 @@ from typing import Any
 from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 
-from chains.nodes import node_url, positive_decimal, raw_nodes
+from chains.nodes import node_url, positive_decimal, raw_nodes, secret_text
 from chains.solana.units import MAX_LAMPORTS, from_lamports, to_lamports
 from core.assets import get_asset
 
@@ -77,7 +77,7 @@ def _parse(code: str, entry: Any) -> SolanaConfig:
     return SolanaConfig(
         code=code,
         url=url,
-        api_key=_text(where, "api_key", entry.get("api_key")),
+        api_key=secret_text(where, "api_key", entry.get("api_key")),
         network=_network(where, entry.get("network", "mainnet")),
         payout_limit=_optional(where, "payout_limit", entry.get("payout_limit")),
         daily_limit=_optional(where, "daily_limit", entry.get("daily_limit")),
@@ -91,14 +91,6 @@ def _network(where: str, value: Any) -> str:
     if value not in NETWORKS:
         raise ImproperlyConfigured(f"{where}.network is one of {', '.join(NETWORKS)}")
     return str(value)
-
-
-def _text(where: str, key: str, value: Any) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value.strip():
-        raise ImproperlyConfigured(f"{where}.{key} is text")  # never echoed: it is a secret
-    return value.strip()
 
 
 def _sol(where: str, key: str, value: Any) -> Decimal:

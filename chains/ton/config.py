@@ -22,7 +22,7 @@ from typing import Any
 from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 
-from chains.nodes import node_url, positive_decimal, raw_nodes
+from chains.nodes import node_url, positive_decimal, raw_nodes, secret_text
 
 CODE = "ton"
 _KEYS = {"url", "api_key", "network", "payout_limit", "daily_limit"}
@@ -60,7 +60,7 @@ def _parse(entry: Any) -> TonConfig:
         raise ImproperlyConfigured(f"{where}.network is one of {', '.join(NETWORKS)}")
     return TonConfig(
         url=url.rstrip("/"),
-        api_key=_text(where, "api_key", entry.get("api_key")),
+        api_key=secret_text(where, "api_key", entry.get("api_key")),
         network=str(network),
         payout_limit=payout_limit,
         daily_limit=daily_limit,
@@ -74,14 +74,6 @@ def _optional(where: str, key: str, value: Any) -> Decimal | None:
     if amount != amount.quantize(NANOTON):
         raise ImproperlyConfigured(f"{where}.{key} is TON to the nanoton (at most 9 decimal places)")
     return amount
-
-
-def _text(where: str, key: str, value: Any) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value.strip():
-        raise ImproperlyConfigured(f"{where}.{key} is text")  # never echoed: it is a secret
-    return value.strip()
 
 
 def _reset(*, setting: str, **kwargs: Any) -> None:

@@ -33,7 +33,7 @@ from typing import Any
 from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 
-from chains.nodes import node_url, positive_decimal, raw_nodes
+from chains.nodes import node_url, positive_decimal, raw_nodes, secret_text
 from chains.tron import address
 from core.assets import get_asset
 from core.offer import on_sandbox_backend
@@ -145,7 +145,7 @@ def _parse(code: str, entry: Any) -> TronConfig:
         code=code,
         url=url,
         solidity_url=_optional_url(where, "solidity_url", entry.get("solidity_url")),
-        api_key=_text(where, "api_key", entry.get("api_key")),
+        api_key=secret_text(where, "api_key", entry.get("api_key")),
         network=network,
         contract=contract,
         decimals=decimals,
@@ -188,14 +188,6 @@ def _optional_url(where: str, key: str, value: Any) -> str | None:
     if not isinstance(value, str) or not value.startswith(("http://", "https://")):
         raise ImproperlyConfigured(f"{where}.{key} is an http(s):// address")
     return value
-
-
-def _text(where: str, key: str, value: Any) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value.strip():
-        raise ImproperlyConfigured(f"{where}.{key} is text")  # never echoed: it is a secret
-    return value.strip()
 
 
 def _amount(where: str, key: str, value: Any) -> Decimal:
