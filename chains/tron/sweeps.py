@@ -175,24 +175,27 @@ def _step(backend: TronBackend, config: TronConfig, sweep: Sweep) -> None:
         if sweep.topup_tx is not None:
             _follow(backend, sweep, sweep.topup_tx, final=_step_done, expired=sweep_topup_expired)
             return
-        if not _prepare(backend, config, sweep):
+        ready = _prepare(backend, config, sweep)
+        if ready is None:
             return
         sweep.refresh_from_db()
-    if sweep.status == Sweep.Status.READY:
+        _send_sweep(backend, config, sweep, ready)  # what this round just read, not read again
+    elif sweep.status == Sweep.Status.READY:
         _send_sweep(backend, config, sweep)
     elif sweep.status == Sweep.Status.SENT and sweep.sweep_tx is not None:
         _follow(backend, sweep, sweep.sweep_tx, final=sweep_done, expired=sweep_expired)
 
 
-def _prepare(backend: TronBackend, config: TronConfig, sweep: Sweep) -> bool:
-    """Take the one step the address lacks (True: it lacks nothing, the sweep is READY)."""
+def _prepare(backend: TronBackend, config: TronConfig, sweep: Sweep) -> Needs | None:
+    """Take the one step the address lacks; when it lacks nothing, the sweep is READY and what was read
+    is returned (None: a step was taken, or the sweep failed)."""
     code, hot = sweep.code, backend.hot_address(sweep.code)
     needs = _needs(backend, config, sweep)
     if needs is None:
-        return False  # failed: the token refuses the transfer
+        return None  # failed: the token refuses the transfer
     if not needs.lacking:
         sweep_funded(sweep.pk)
-        return True
+        return needs
     message: ContractMessage
     purpose, kind = "topup", ChainTx.Kind.TOPUP
     if needs.activate:
@@ -220,7 +223,7 @@ def _prepare(backend: TronBackend, config: TronConfig, sweep: Sweep) -> bool:
         sweep_send(backend, code, signed)
         if kind == ChainTx.Kind.DELEGATE:
             alert_resolve(kind="tron_energy_short", key=code)  # the stake sufficed again
-    return False
+    return None
 
 
 def _needs(backend: TronBackend, config: TronConfig, sweep: Sweep) -> Needs | None:
@@ -259,14 +262,15 @@ def _needs(backend: TronBackend, config: TronConfig, sweep: Sweep) -> Needs | No
     return Needs(fee_limit=fee_limit)
 
 
-def _send_sweep(backend: TronBackend, config: TronConfig, sweep: Sweep) -> None:
+def _send_sweep(backend: TronBackend, config: TronConfig, sweep: Sweep, read: Needs | None = None) -> None:
+    """The sweep signed, stored, sent; a token's needs as `read` this round, else read now."""
     code, node = sweep.code, backend.node(sweep.code)
     message: ContractMessage
     if config.contract is None:
         message = TransferContract(sweep.address, backend.hot_address(code), to_units(sweep.amount))
         fee_limit = 0
     else:
-        needs = _needs(backend, config, sweep)
+        needs = read or _needs(backend, config, sweep)
         if needs is None:
             return
         if needs.lacking:  # the call costs more now than when the address was readied
