@@ -31,9 +31,9 @@ class UnroutedRefundForm(forms.Form):
 class DepositClaimForm(forms.Form):
     asset = forms.ChoiceField(label="Network")
     txid = forms.CharField(label="Transaction hash", max_length=128)
-    invoice = forms.CharField(label="Invoice id (optional)", max_length=64, required=False)
+    invoice = forms.CharField(label="Invoice id", max_length=64, required=False)
     message = forms.CharField(
-        label="What happened (optional)",
+        label="What happened",
         max_length=500,
         required=False,
         widget=forms.Textarea(attrs={"rows": 3}),
