@@ -38,7 +38,7 @@ from chains.base import (
     TxStatus,
     UnsignedTx,
 )
-from chains.derivation import derive_address, receives_on_development_key
+from chains.derivation import derive_address, receives_on_development_key, ton_deposit_address
 from chains.payuri import asset_payment_uri
 from core.assets import all_assets, get_asset
 from core.offer import SANDBOX_BACKEND, backend_name
@@ -212,6 +212,12 @@ class ChainBackend(ABC):
         """This backend's own deployment checks, for the real `codes` it serves."""
         return []
 
+    def shared_address(self, code: str) -> str | None:
+        """The one address every deposit of `code` is paid to, told apart by its tag (TON's comment,
+        Solana's reference): the receiving wallet of a tagged backend. None where each deposit has its own
+        address. A payment there whose tag names nothing is an unknown tag, never an unknown address."""
+        return self.hot_address(code) if self.tag_kind in (TAG_COMMENT, TAG_REFERENCE) else None
+
     def deposit_key_setting(self, code: str) -> str:
         """The setting holding the public key deposits of `code` are received on (for the operator's hint):
         by default its family's `CHAIN_XPUBS` entry (the sandbox's TON: `TON_DEPOSIT_ADDRESS`)."""
@@ -229,6 +235,10 @@ class XpubAddressesMixin:
 
     def new_deposit_address(self, company: Company, code: str, index: int) -> tuple[str, str | None]:
         return derive_address(code, index)
+
+    def shared_address(self, code: str) -> str | None:
+        """TON's one deposit address (TON_DEPOSIT_ADDRESS), which every comment shares."""
+        return ton_deposit_address() if get_asset(code).family == "ton" else None
 
 
 BACKEND_PATHS = {

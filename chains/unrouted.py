@@ -32,6 +32,7 @@ from django.utils import timezone
 
 from alerts.services import alert_raise, alert_resolve
 from chains.addresses import InvalidAddress, route_key, validate_address
+from chains.backend import get_backend
 from chains.deposits import UNROUTED, deposit_route_to, register_deposit_handler
 from chains.models import ClaimStatus, DepositClaim, UnroutedDeposit, UnroutedEvent
 from core.assets import get_asset
@@ -166,9 +167,16 @@ def _route_key(deposit: Deposit) -> str:
 def _reason(deposit: Deposit, known: set[str]) -> str:
     if deposit.company_id is not None:
         return Reason.WRONG_ASSET  # chains.deposits recorded it against the company of that address
-    if _route_key(deposit) not in known:
+    if _route_key(deposit) not in known and not _to_shared_address(deposit):
         return Reason.UNKNOWN_ADDRESS
     return Reason.UNKNOWN_TAG if deposit.tag.strip() else Reason.NO_TAG
+
+
+def _to_shared_address(deposit: Deposit) -> bool:
+    """Paid to the receiving wallet every tag of its code shares (TON, Solana): a tag problem, also before
+    any invoice of the code was made."""
+    shared = get_backend(deposit.code).shared_address(deposit.code)
+    return shared is not None and route_key(deposit.code, shared) == _route_key(deposit)
 
 
 @transaction.atomic

@@ -69,6 +69,16 @@ def test_a_ton_payment_without_its_comment_or_with_a_wrong_one_is_unrouted_and_c
     assert not LedgerEntry.objects.exists()
 
 
+@pytest.mark.parametrize(
+    ("tag", "reason"),
+    [("", UnroutedDeposit.Reason.NO_TAG), ("42", UnroutedDeposit.Reason.UNKNOWN_TAG)],
+)
+def test_a_payment_to_the_shared_ton_address_before_any_ton_invoice_is_a_tag_problem(tag, reason) -> None:  # type: ignore[no-untyped-def]
+    unrouted = UnroutedDepositFactory(tag=tag)  # no invoice or static address of ton exists yet
+
+    assert unrouted.reason == reason
+
+
 def test_a_payment_to_an_address_that_is_no_deposit_address_is_unrouted() -> None:
     unrouted = UnroutedDepositFactory(address=ADDRESSES["ton"], tag="")
 
