@@ -21,8 +21,10 @@ Settings, read at call time:
 - `CHAIN_XPUBS["ton"]` is not read here: it is the ton backend's house wallet key (chains.ton.keys).
 - `TON_DEPOSIT_ADDRESS` (the sandbox's TON): TON has no public derivation worth the name (an address is a
   wallet contract), so every TON deposit goes to this one address and the tag tells invoices apart:
-  `str(index)`, plain decimal digits with no leading zeros, which any wallet's comment field carries. An
-  incoming comment matches when it equals the tag once surrounding whitespace is stripped.
+  `ton_comment(index)`, the index's decimal digits and a Damm check digit, which any wallet's comment field
+  carries. An incoming comment matches when it equals the tag once surrounding whitespace is stripped; one
+  mistyped digit or two swapped neighbours never name another invoice (the check digit fails), so such a
+  payment is unrouted, not credited to someone else's invoice.
 
 Ed25519 (sol, near): SLIP-10, what Phantom, Solflare and NEAR wallets use, has hardened derivation only,
 so no public key can produce child addresses. Khovratovich-Law BIP32-Ed25519 (bip-utils'
@@ -71,6 +73,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from pytoniq_core import Address
 from pytoniq_core.crypto.crc import crc16
+from stdnum import damm
 
 from chains.nodes import network
 from chains.tron import address as tron_address
@@ -181,7 +184,7 @@ def derive_address(code: str, index: int) -> tuple[str, str | None]:
     if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index <= MAX_INDEX:
         raise ValueError(f"A deposit index must be an int in 0..{MAX_INDEX}, not {index!r}.")
     if family == "ton":
-        return ton_deposit_address(), str(index)
+        return ton_deposit_address(), ton_comment(index)
     spec, net = _spec(family)
     receiving = _receiving_chain(family, net, _account_key(family))
     return spec.encode(receiving.ChildKey(index).PublicKey()), None
@@ -192,6 +195,15 @@ def derive_internal_address(family: str, index: int) -> str:
     hot address (payouts leave from it, sweeps arrive at it, gas top-ups come from it) is index 0."""
     spec, net = _spec(family)
     return spec.encode(_receiving_chain(family, net, _account_key(family), 1).ChildKey(index).PublicKey())
+
+
+def ton_comment(index: int) -> str:
+    """The comment of TON deposit `index`: its decimal digits and their Damm check digit (`57` -> `577`). The
+    check digit catches every single mistyped digit and every swap of two neighbours, so a customer's typo
+    is an unknown comment (unrouted), never another invoice's. Comments handed out before the check digit
+    (bare digits) stay routable: a new comment is always longer than any index handed out before it."""
+    digits = str(index)
+    return digits + damm.calc_check_digit(digits)
 
 
 def ton_deposit_address() -> str:

@@ -21,6 +21,8 @@ from bip_utils import (
 )
 from bip_utils.base58 import Base58Decoder
 from django.core.exceptions import ImproperlyConfigured
+from hypothesis import given
+from hypothesis import strategies as st
 from pytoniq_core import Address
 
 from chains import derivation
@@ -30,6 +32,7 @@ from chains.derivation import (
     MAX_INDEX,
     derive_address,
     development_xpub,
+    ton_comment,
     ton_deposit_address,
     uses_development_key,
 )
@@ -148,7 +151,7 @@ def test_development_ton_address_is_the_v4r2_wallet_of_the_development_mnemonic(
 
     assert expected == DEVELOPMENT_TON_ADDRESS
     assert (parsed.wc, parsed.is_bounceable, parsed.is_test_only) == (0, False, False)
-    assert derive_address("ton", 0) == (DEVELOPMENT_TON_ADDRESS, "0")
+    assert derive_address("ton", 0) == (DEVELOPMENT_TON_ADDRESS, "00")
 
 
 def test_falling_back_to_a_development_key_logs_a_warning(caplog):
@@ -222,10 +225,25 @@ def test_sol_and_near_share_nothing():
     assert sol_key != derive_address("near", 0)[0]
 
 
-def test_ton_tag_is_the_decimal_index_on_one_address():
+def test_ton_tag_is_the_decimal_index_and_its_check_digit_on_one_address():
     pairs = [derive_address("ton", index) for index in (0, 9, 10, 12345)]
 
-    assert pairs == [(DEVELOPMENT_TON_ADDRESS, tag) for tag in ("0", "9", "10", "12345")]
+    assert pairs == [(DEVELOPMENT_TON_ADDRESS, tag) for tag in ("00", "92", "101", "123459")]
+
+
+def _typos(comment: str) -> set[str]:
+    """Every comment one mistyped digit or one swap of two neighbours makes of `comment`."""
+    typed = {comment[:i] + d + comment[i + 1 :] for i in range(len(comment)) for d in "0123456789"}
+    swapped = {comment[:i] + comment[i + 1] + comment[i] + comment[i + 2 :] for i in range(len(comment) - 1)}
+    return (typed | swapped) - {comment}
+
+
+@given(st.integers(min_value=0, max_value=MAX_INDEX))
+def test_no_single_typo_in_a_ton_comment_names_another_deposit(index):
+    """A customer who mistypes one digit (or swaps two) of the comment must not pay someone else's invoice:
+    the payment is unrouted instead."""
+    for typo in _typos(ton_comment(index)):
+        assert typo != ton_comment(int(typo[:-1]))
 
 
 @pytest.mark.parametrize("index", [-1, MAX_INDEX + 1, True, 1.0, "1", None])
@@ -361,7 +379,7 @@ def _ton_variant(*, bounceable: bool, url_safe: bool = True, testnet: bool = Fal
 def test_configured_ton_address_and_the_index_tag_are_returned(settings):
     settings.TON_DEPOSIT_ADDRESS = _ton_variant(bounceable=False)
 
-    assert derive_address("ton", 7) == (_ton_variant(bounceable=False), "7")
+    assert derive_address("ton", 7) == (_ton_variant(bounceable=False), "76")
     assert uses_development_key("ton") is False
 
 

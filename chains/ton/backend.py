@@ -23,6 +23,7 @@ from pytoniq_core import Address
 
 from chains.backend import TAG_COMMENT, ChainBackend
 from chains.base import FeeQuote, Outcome, Payment, PayoutHeld, SignedTx, Signer, TxStatus, UnsignedTx
+from chains.derivation import ton_comment
 from chains.ton.keys import SETTING, house_display, house_raw, receives_on_development_key
 from chains.ton.scanner import TonScanner
 from chains.ton.units import from_nanotons
@@ -51,9 +52,10 @@ class TonBackend(TonScanner, ChainBackend):
     # --- deposits --------------------------------------------------------------------------------------
 
     def new_deposit_address(self, company: Company, code: str, index: int) -> tuple[str, str | None]:
-        """The house wallet, non-bounceable, and the comment of deposit `index`: its decimal digits, which
-        every wallet's comment field carries (as the sandbox's TON)."""
-        return house_display(), str(index)
+        """The house wallet, non-bounceable, and the comment of deposit `index`: its decimal digits and a
+        check digit (chains.derivation.ton_comment, as the sandbox's TON), which every wallet's comment
+        field carries and no single typo turns into another invoice's."""
+        return house_display(), ton_comment(index)
 
     def hot_address(self, code: str) -> str:
         return house_display()

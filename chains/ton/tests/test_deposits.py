@@ -15,6 +15,7 @@ import pytest
 from pytoniq_core import Address, begin_cell
 
 from chains.backend import get_backend
+from chains.derivation import ton_comment
 from chains.base import TransferKey
 from chains.models import ChainCursor, UnroutedDeposit
 from chains.tasks import chain_settled_watch_all
@@ -43,7 +44,7 @@ def chain(settings, db, ton_devnet: TonDevnet) -> TonChain:
 def test_an_invoice_paid_with_its_comment_is_done_at_once_and_credited_once(chain):
     invoice = InvoiceFactory(code="ton", total="10")
     address = invoice.deposit_address
-    assert (address.address, address.tag) == (chain.house, str(address.derivation_index))
+    assert (address.address, address.tag) == (chain.house, ton_comment(address.derivation_index))
     txid = chain.pay(invoice.amount_due, address.tag)
 
     chain.scan()
@@ -111,6 +112,23 @@ def test_a_payment_with_a_wrong_comment_or_none_is_recorded_unrouted_and_credits
     invoice.refresh_from_db()
     assert invoice.status == Invoice.Status.PENDING
     assert available(invoice.company, "ton") == 0
+
+
+def test_a_comment_with_one_digit_mistyped_pays_no_other_merchants_invoice(chain):
+    paid, other = InvoiceFactory(code="ton", total="10"), InvoiceFactory(code="ton", total="10")
+    # The customer of `paid` types its comment with its first digit wrong: the index of `other`. Bare
+    # indexes as comments would have paid `other` with it.
+    typo = str(other.deposit_address.derivation_index) + paid.deposit_address.tag[-1]
+    assert len(typo) == len(paid.deposit_address.tag) == 2 and typo[1:] == paid.deposit_address.tag[1:]
+
+    txid = chain.pay(paid.amount_due, typo)
+    chain.scan()
+
+    assert UnroutedDeposit.objects.get(deposit__txid=txid).reason == "unknown_tag"
+    for invoice in (paid, other):
+        invoice.refresh_from_db()
+        assert invoice.status == Invoice.Status.PENDING
+        assert available(invoice.company, "ton") == 0
 
 
 def test_bounces_the_houses_own_transfers_empty_payments_and_contract_calls_credit_nothing(chain):
