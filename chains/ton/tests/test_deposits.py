@@ -15,8 +15,8 @@ import pytest
 from pytoniq_core import Address, begin_cell
 
 from chains.backend import get_backend
-from chains.derivation import ton_comment
 from chains.base import TransferKey
+from chains.derivation import ton_comment
 from chains.models import ChainCursor, UnroutedDeposit
 from chains.tasks import chain_settled_watch_all
 from chains.ton import scanner
