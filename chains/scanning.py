@@ -34,6 +34,8 @@ from payments.models import DerivationCounter
 
 logger = logging.getLogger(__name__)
 
+# A poll runs at most this many cycles of one code back to back while its scan says there is more to read.
+CATCH_UP_ROUNDS = 10
 # The node watches this many addresses past the last one handed out, and is extended when fewer remain
 # than half of it.
 WATCH_AHEAD = 1000
@@ -44,10 +46,29 @@ def chain_scan(code: str) -> int:
 
     Codes one backend scans together (the EVM codes of one chain) share the cursor of the first of them;
     the cycle of any other of them does nothing."""
+    return _scan_once(code)[0]
+
+
+def chain_catch_up(code: str, rounds: int = CATCH_UP_ROUNDS) -> int:
+    """Ingestion cycles of `code` one after the other while its scan says it stopped early (`more`: a
+    backlog after an outage, a busy stretch of blocks), at most `rounds` of them, so that one code's
+    backlog is caught up within a poll or a few, and the other codes still get their turn; returns how
+    many transfers were ingested."""
+    ingested = 0
+    for _ in range(rounds):
+        count, more = _scan_once(code)
+        ingested += count
+        if not more:
+            break
+    return ingested
+
+
+def _scan_once(code: str) -> tuple[int, bool]:
+    """One cycle: (transfers ingested, whether the scan stopped early and should run again at once)."""
     backend = get_backend(code)
     codes = scanned_with(code)
     if codes[0] != code:
-        return 0
+        return 0, False
     row, _ = ChainCursor.objects.get_or_create(code=code)
     try:
         _keep_watching(backend, code)
@@ -69,11 +90,11 @@ def chain_scan(code: str) -> int:
                 ingested += deposits_ingest(each, [t for t in transfers if t.code == each])
     except ChainUnavailable as exc:
         _pause(row, str(exc))
-        return 0
-    _advance(row, result)
+        return 0, False
+    advanced = _advance(row, result)
     if result.dropped:
         _after_reorg(codes, result.tip.height)
-    return ingested
+    return ingested, advanced and result.more
 
 
 def _not_the_house(transfers: list[ChainTransfer]) -> list[ChainTransfer]:
@@ -147,7 +168,8 @@ def _keep_watching(backend: ChainBackend, code: str) -> None:
     logger.info("%s: the node now watches deposit addresses up to index %s", code, until)
 
 
-def _advance(row: ChainCursor, result: ScanResult) -> None:
+def _advance(row: ChainCursor, result: ScanResult) -> bool:
+    """Store the scan's cursor, unless another scanner moved it first; whether it was stored."""
     advanced = ChainCursor.objects.filter(pk=row.pk, version=row.version).update(
         cursor=result.cursor,
         tip_height=result.tip.height,
@@ -160,10 +182,11 @@ def _advance(row: ChainCursor, result: ScanResult) -> None:
         logger.warning(
             "%s: another scanner advanced the cursor first; this cycle's cursor is dropped", row.code
         )
-        return
+        return False
     if row.paused_reason:
         logger.warning("%s: the node answers again; ingestion resumed", row.code)
         alert_resolve(kind="node_down", key=row.code)
+    return True
 
 
 def _pause(row: ChainCursor, reason: str) -> None:

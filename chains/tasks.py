@@ -7,7 +7,7 @@ from django.conf import settings
 
 from chains import simulator as sandbox
 from chains.base import ChainUnavailable
-from chains.scanning import chain_scan, chain_watch
+from chains.scanning import chain_catch_up, chain_watch
 from chains.settled import settled_watch
 from core.assets import all_assets
 from core.offer import is_offered, is_sandbox, offered_codes
@@ -17,7 +17,8 @@ logger = logging.getLogger(__name__)
 
 @shared_task(ignore_result=True)
 def chain_scan_all() -> None:
-    """One ingestion cycle of every offered code (chains.scanning).
+    """An ingestion cycle of every offered code (chains.scanning), and more of one whose scan stopped
+    early, up to its backlog or CATCH_UP_ROUNDS.
 
     Each code on its own: a node that is down or a backend that fails never stops the codes after it.
     """
@@ -25,7 +26,7 @@ def chain_scan_all() -> None:
         if not is_offered(asset.code):
             continue  # a sandbox code while the sandbox is off: nothing there is money
         try:
-            chain_scan(asset.code)
+            chain_catch_up(asset.code)
         except Exception:
             logger.exception("chain scan of %s failed; the other codes go on", asset.code)
 

@@ -14,7 +14,8 @@ from alerts.models import Alert, AlertStatus
 from chains.base import DROPPED, BlockRef, ChainTransfer, ChainUnavailable, ScanResult, TransferKey, TxStatus
 from chains.models import ChainCursor, WatchRange
 from chains.sandbox import SandboxBackend
-from chains.scanning import WATCH_AHEAD, chain_scan
+from chains.scanning import CATCH_UP_ROUNDS, WATCH_AHEAD, chain_catch_up, chain_scan
+from chains.tasks import chain_scan_all
 from core.assets import get_asset
 from invoices.models import Invoice
 from payments.models import Account, Deposit, QuarantinedTransfer
@@ -90,9 +91,13 @@ def _tip(height: int) -> BlockRef:
     return BlockRef(height, f"hash-{height}")
 
 
-def _report(scripted, *transfers: ChainTransfer, tip: int, dropped: tuple[TransferKey, ...] = ()) -> None:
+def _report(
+    scripted, *transfers: ChainTransfer, tip: int, dropped: tuple[TransferKey, ...] = (), more: bool = False
+) -> None:
     """The next scan reports these transfers; the chain holds them as reported (for rechecks)."""
-    scripted.scans.append(ScanResult(list(transfers), list(dropped), _tip(tip), {"hash": f"hash-{tip}"}))
+    scripted.scans.append(
+        ScanResult(list(transfers), list(dropped), _tip(tip), {"hash": f"hash-{tip}"}, more=more)
+    )
     for transfer in transfers:
         scripted.chain[transfer.key] = transfer
 
@@ -172,6 +177,28 @@ def test_the_cursor_is_handed_back_and_advanced_once_the_cycle_is_ingested(scrip
     assert scripted.cursors_seen == [None, {"hash": "hash-7"}]
     cursor = ChainCursor.objects.get(code=CODE)
     assert (cursor.tip_height, cursor.tip_hash, cursor.version, cursor.paused_reason) == (8, "hash-8", 2, "")
+
+
+def test_a_poll_reads_a_backlog_at_once_while_the_scan_says_there_is_more(scripted):
+    for height in (7, 8, 9):
+        _report(scripted, tip=height, more=True)  # e.g. after an outage: the scan reads a chunk at a time
+    _report(scripted, tip=10)
+    _report(scripted, tip=11)  # the next poll's
+
+    chain_scan_all()
+
+    assert scripted.cursors_seen == [None, {"hash": "hash-7"}, {"hash": "hash-8"}, {"hash": "hash-9"}]
+    assert ChainCursor.objects.get(code=CODE).tip_height == 10
+
+
+def test_a_backlog_longer_than_the_rounds_of_one_poll_waits_for_the_next_poll(scripted):
+    for height in range(1, CATCH_UP_ROUNDS + 2):
+        _report(scripted, tip=height, more=True)
+
+    chain_catch_up(CODE)
+
+    assert len(scripted.cursors_seen) == CATCH_UP_ROUNDS  # the other codes get their turn
+    assert ChainCursor.objects.get(code=CODE).tip_height == CATCH_UP_ROUNDS
 
 
 def test_a_reorg_that_mines_the_payment_again_drops_nothing_and_credits_once(scripted):
