@@ -36,7 +36,13 @@ def payment_uri(code: str, *, address: str, amount: Decimal, tag: str | None = N
 def typed_tag(code: str, tag: str) -> str:
     """The tag the client must type into the transfer ("" when none): a Solana Pay reference travels in
     the URI alone, and a wallet adds it, so the page never asks for it."""
-    return "" if get_backend(get_asset(code).code).tag_kind == TAG_REFERENCE else tag
+    return "" if link_only(code) else tag
+
+
+def link_only(code: str) -> bool:
+    """Whether only the QR and the wallet link can pay an invoice of `code`: its tag (a Solana Pay
+    reference) travels in the URI alone, so a transfer typed in by hand cannot be matched to the invoice."""
+    return get_backend(get_asset(code).code).tag_kind == TAG_REFERENCE
 
 
 def carries_amount(code: str) -> bool:

@@ -35,7 +35,7 @@ from core.rates import RateUnavailable
 from invoices.api.views import PublicInvoiceThrottle
 from invoices.forms import MineForm, ProceedForm
 from invoices.models import Invoice
-from invoices.payuri import carries_amount, payment_uri, qr_svg, typed_tag
+from invoices.payuri import carries_amount, link_only, payment_uri, qr_svg, typed_tag
 from invoices.rules import ACCEPTS_PAYMENT, allowed_codes, amount_still_due, sandbox_can_drive
 from invoices.selectors import invoice_deposits, invoice_get_public
 from invoices.services import TRANSITIONS, invoice_close, invoice_fill
@@ -168,6 +168,7 @@ def _payment_context(invoice: Invoice) -> dict[str, Any]:
         "symbol": asset.base.upper(),
         "address": address.address,
         "tag": typed_tag(asset.code, address.tag),
+        "link_only": link_only(asset.code),
         "amount_due": number_text(due),
         "amount_to_send": number_text(to_send),
         "fee": number_text(invoice.fee or Decimal(0)),

@@ -217,6 +217,7 @@ def test_pending_ton_shows_the_required_tag_with_a_warning(client, merchant):
     assert f"Required: put {tag} in the comment (memo) field of your transfer." in text
     assert "Time left: 29:" in text
     assert "amp;text=" in html  # the QR's ton:// URI, shown in the wallet link
+    assert "link-warning" not in html  # a comment can be typed by hand: paying without the QR is fine
 
 
 def test_pending_tron_says_the_qr_holds_the_address_only(client, merchant):

@@ -160,6 +160,8 @@ def test_the_pay_uri_carries_the_reference_and_the_page_never_asks_to_type_it(ch
     assert page.status_code == 200
     assert escape(uri) in html  # the wallet link; the QR holds the same URI
     assert "tag-warning" not in html  # the client is never asked to type the reference as a memo
+    # ... and is told that only the QR and the wallet link carry it.
+    assert "A transfer typed in by hand to this address cannot be matched to this invoice." in html
 
 
 def test_references_never_repeat_and_are_not_the_index(chain):
