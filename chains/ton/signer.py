@@ -96,8 +96,11 @@ class TonJournal:
 
     def admit(self, approved: Approved, txid: str, gone: NeverPaid, *, now: int) -> None:
         """Refuse what the journal forbids (call under `lock`, then `record` what was signed)."""
-        if self._signed(txid):
+        signed_for = self._signed_for(txid)
+        if signed_for == approved.ref:
             return  # this very message: the same signature, nothing more can move
+        if signed_for is not None:  # one message landing would settle two withdrawals
+            raise SignRefused(f"this very message was signed for {signed_for}, not {approved.ref}")
         earlier = self._db.execute(
             "SELECT txid, seqno, valid_until, amount FROM ton_signed WHERE ref = ?", (approved.ref,)
         ).fetchall()
@@ -138,8 +141,9 @@ class TonJournal:
             ),
         )
 
-    def _signed(self, txid: str) -> bool:
-        return self._db.execute("SELECT 1 FROM ton_signed WHERE txid = ?", (txid,)).fetchone() is not None
+    def _signed_for(self, txid: str) -> str | None:
+        row = self._db.execute("SELECT ref FROM ton_signed WHERE txid = ?", (txid,)).fetchone()
+        return None if row is None else str(row[0])
 
     def _most(self, ref: str) -> Decimal:
         amounts = self._db.execute("SELECT amount FROM ton_signed WHERE ref = ?", (ref,)).fetchall()
