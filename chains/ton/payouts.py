@@ -202,7 +202,7 @@ class TonPayouts:
             if self.tx_status(code, tx.txid).known:
                 return Outcome.ALREADY_MINED  # a re-send of the message that took its seqno
             now, _seqno = self._wallet_clock(code)
-            if now > stored.valid_until:
+            if now >= stored.valid_until:  # the wallet takes none with valid_until <= now
                 return Outcome.EXPIRED
             logger.warning("ton: the wallet refused %s: %s", tx.txid, exc.error[:200])
             return Outcome.REJECTED
@@ -218,7 +218,7 @@ class TonPayouts:
     def tx_status(self, code: str, txid: str) -> TxStatus:
         """The house wallet's transaction whose inbound message is ours: final once listed; failed when it
         sent nothing; a bounceable payment is final once the recipient's transaction of it is listed, and
-        bounced when that one sent it back."""
+        bounced when that one sent it back (decided once the bounce is back in the house wallet)."""
         node = self.node(code)
         found = self._house_transaction(node, txid)
         if found is None:
@@ -240,16 +240,18 @@ class TonPayouts:
         out = outs[0]
         if not out.bounce:
             return TxStatus(confirmations=1, known=True, block=tip, fee_paid=fee, final=True)
-        landed = self._recipient_transaction(node, out)
+        landed = self._transaction_of(node, out)
         if landed is None:  # not taken yet: done only once we know it did not bounce
             return TxStatus(confirmations=1, known=True, block=tip, fee_paid=fee, final=False)
         back = [m.parsed for m in landed.out_msgs if m.parsed is not None and m.parsed.bounced]
-        if back:
-            lost = from_nanotons(max(out.value - back[0].value, 0))
-            return TxStatus(
-                confirmations=1, known=True, block=tip, fee_paid=fee + lost, final=True, bounced=True
-            )
-        return TxStatus(confirmations=1, known=True, block=tip, fee_paid=fee, final=True)
+        if not back:
+            return TxStatus(confirmations=1, known=True, block=tip, fee_paid=fee, final=True)
+        returned = self._transaction_of(node, back[0])
+        if returned is None:  # decided once the bounce is back in the house wallet
+            return TxStatus(confirmations=1, known=True, block=tip, fee_paid=fee, final=False, bounced=True)
+        # What the house lost: its fee, what the recipient's side kept, the fee of taking the bounce back.
+        lost = from_nanotons(max(out.value - back[0].value, 0) + returned.fee)
+        return TxStatus(confirmations=1, known=True, block=tip, fee_paid=fee + lost, final=True, bounced=True)
 
     def expired(self, code: str, raw: str) -> bool:
         """Past its valid_until on the chain's clock (by the signer's margin) with the wallet's seqno still
@@ -309,8 +311,8 @@ class TonPayouts:
             position = (page[-1].parsed.prev_lt, page[-1].parsed.prev_hash)
         return None
 
-    def _recipient_transaction(self, node: TonCenter, out: ParsedMessage) -> Transaction | None:
-        """The recipient's transaction of our outgoing message (after its created_lt), if listed yet."""
+    def _transaction_of(self, node: TonCenter, out: ParsedMessage) -> Transaction | None:
+        """The destination's transaction of internal message `out` (after its created_lt), if listed yet."""
         assert out.destination is not None
         position: tuple[int, bytes] | None = None
         for _ in range(SEARCH_PAGES):
