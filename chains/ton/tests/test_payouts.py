@@ -229,7 +229,7 @@ def bounced(chain):
 
 
 def test_a_bounced_payout_reopens_its_withdrawal_for_a_person(chain, bounced):
-    company, recipient, withdrawal, house_before = bounced
+    _company, recipient, withdrawal, house_before = bounced
 
     chain.scan()
 
@@ -260,7 +260,7 @@ def test_a_bounced_payout_approved_arrives_non_bounceable_once(chain, bounced):
     _settle()
 
     withdrawal.refresh_from_db()
-    first, second = ChainTx.objects.filter(withdrawal_links__withdrawal=withdrawal).order_by("pk")
+    _first, second = ChainTx.objects.filter(withdrawal_links__withdrawal=withdrawal).order_by("pk")
     assert (withdrawal.status, withdrawal.txid) == (Withdrawal.Status.DONE, second.txid)
     assert second.status == ChainTxStatus.CONFIRMED
     assert _received(chain, recipient) == [5 * TON]  # once: the bounced one is no payment
