@@ -77,6 +77,9 @@ class Payment:
     to: str
     tag: str
     amount: Decimal
+    # Chains whose payments can bounce (TON): False sends it non-bounceable whatever the address's form (a
+    # person approved that after it bounced once); None follows the address.
+    bounce: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -135,6 +138,9 @@ class TxStatus:
     # The chain's own finality signal where it has one (TRON: its block is solidified), which decides a
     # payout instead of the asset's `confirmations`; None where the count decides.
     final: bool | None = None
+    # TON: the recipient's account refused the payment and it came back (an undeployed wallet and a
+    # bounceable message): nothing was paid, the withdrawal waits for a person (withdrawals.bounces).
+    bounced: bool = False
 
 
 class ChainUnavailable(Exception):
@@ -147,6 +153,7 @@ class PayoutHeld(Exception):
 
     kind = "payout_held"
     reason = "Waiting"
+    alerts = True  # False: an ordinary wait that ends by itself (shown on the withdrawals, nobody told)
 
     def __str__(self) -> str:
         detail = super().__str__()

@@ -24,6 +24,9 @@ class PayoutFacts:
     processing: bool  # accepted, planned, not finished: the only state in which it may be signed
     status: str
     paid_by_other_nonce: bool  # a live transaction of another nonce pays it already
+    tag: str = ""  # the destination tag or memo (TON: the text comment)
+    # Its payment bounced once (TON) and a person approved sending it again non-bounceable.
+    bounced: bool = False
 
 
 class PayoutBook(Protocol):

@@ -10,6 +10,7 @@ from django.db.models import Count
 from chains.models import ChainTxStatus
 from chains.payout_book import PayoutFacts
 from core.fields import MoneySum
+from withdrawals.bounces import resend_without_bounce
 from withdrawals.models import Withdrawal
 
 REFERENCE_PREFIX = "withdrawal:"
@@ -42,4 +43,6 @@ class WithdrawalBook:
             processing=withdrawal.status == Withdrawal.Status.PROCESSING,
             status=withdrawal.status,
             paid_by_other_nonce=live.exclude(chain_tx__nonce=nonce).exists(),
+            tag=withdrawal.tag,
+            bounced=resend_without_bounce(withdrawal) and withdrawal.approved_at is not None,
         )

@@ -54,7 +54,7 @@ from core import locks
 from core.assets import get_asset
 from core.enqueue import TaskRef
 from core.offer import offered_codes
-from withdrawals import expiry, services
+from withdrawals import bounces, expiry, services
 from withdrawals.models import Withdrawal, WithdrawalTx
 from withdrawals.policy import released
 from withdrawals.screening import get_screen
@@ -101,7 +101,7 @@ def _plan(code: str) -> list[int]:
         try:
             stored += _plan_batch(backend, code, due[start : start + size])
         except PayoutHeld as exc:
-            _hold(code, due[start:], exc.kind, str(exc))
+            _hold(code, due[start:], exc.kind, str(exc), alert=exc.alerts)
             break
         except ChainUnavailable as exc:
             logger.warning("%s: payouts paused, the node cannot be reached: %s", code, exc)
@@ -140,7 +140,11 @@ def _plan_batch(backend: ChainBackend, code: str, batch: list[Withdrawal]) -> li
 
 def _payment(withdrawal: Withdrawal) -> Payment:
     return Payment(
-        key=withdrawal.reference, to=withdrawal.to_address, tag=withdrawal.tag, amount=withdrawal.amount
+        key=withdrawal.reference,
+        to=withdrawal.to_address,
+        tag=withdrawal.tag,
+        amount=withdrawal.amount,
+        bounce=False if bounces.resend_without_bounce(withdrawal) else None,
     )
 
 
@@ -151,11 +155,16 @@ def _screened(withdrawal: Withdrawal) -> bool:
     return allowed
 
 
-def _hold(code: str, withdrawals: Sequence[Withdrawal], kind: str, reason: str) -> None:
-    """The withdrawals wait, processing, with the reason shown; a person is told once per condition."""
+def _hold(
+    code: str, withdrawals: Sequence[Withdrawal], kind: str, reason: str, *, alert: bool = True
+) -> None:
+    """The withdrawals wait, processing, with the reason shown; a person is told once per condition (unless
+    the wait ends by itself: `alert` False)."""
     Withdrawal.objects.filter(pk__in=[w.pk for w in withdrawals], status=Withdrawal.Status.PROCESSING).update(
         blocked_reason=reason[:255], updated_at=timezone.now()
     )
+    if not alert:
+        return
     alert_raise(kind=kind, key=code, message=f"{code}: {len(withdrawals)} withdrawal(s) waiting. {reason}")
 
 
@@ -292,7 +301,9 @@ def payout_monitor(code: str, *, plan: bool = True) -> None:
             continue
         # A transaction with a replacement in flight is decided by whichever of them confirms.
         replaced = _in_flight(chain_tx.replacements.filter(kind=ChainTx.Kind.BUMP))
-        if status.failed and status.final is not False:
+        if status.bounced and status.final is not False:
+            bounces.close_bounced(code, chain_tx, status)  # nothing was paid: a person decides
+        elif status.failed and status.final is not False:
             reason = f"The transaction {status.failure or 'failed'} on chain."
             _settle(chain_tx.pk, ChainTxStatus.FAILED, reason=reason, mined=status)
         elif status.final if status.final is not None else status.confirmations >= needed:

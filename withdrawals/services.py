@@ -7,6 +7,8 @@
     processing (txid "") --withdrawal_sent--> processing (txid set)   (withdrawals.payouts: planned,
           signed and stored with others in a chain transaction, then broadcast; rejected when screened out)
     processing (txid set) --withdrawal_unsent--> processing (txid "")   (its transaction expired unmined)
+    processing (txid set) --withdrawal_bounced--> processing (txid "", held for an approval)   (its TON
+          payment bounced back: withdrawals.bounces; approved, it is sent non-bounceable, or cancelled)
     processing (txid set) --withdrawal_complete--> done          (the payout monitor saw it confirm)
     processing --withdrawal_reject / withdrawal_sandbox_reject--> rejected
     (the house's own payouts, withdrawals.house_refunds: company NULL, no ledger entry, no webhook; done
@@ -313,6 +315,35 @@ def withdrawal_unsent(*, uid: str) -> Withdrawal | None:
     withdrawal.txid = ""
     withdrawal.broadcast_at = None
     withdrawal.save(update_fields=["txid", "broadcast_at", "updated_at"])
+    return withdrawal
+
+
+@transaction.atomic
+def withdrawal_bounced(*, uid: str, reason: str) -> Withdrawal | None:
+    """processing (txid set) -> processing (txid "", held for an approval): the recipient's account sent the
+    payment back (TON: an undeployed wallet refuses a bounceable message), so nothing was paid. It waits
+    with `reason` until the merchant approves sending it again (non-bounceable: withdrawals.bounces) or
+    cancels it (withdrawals.approvals); a processing webhook without txHash says the earlier one paid
+    nothing. Returns early when no txid is recorded."""
+    withdrawal = _locked(uid)
+    if withdrawal is None or withdrawal.status != Status.PROCESSING or not withdrawal.txid:
+        return withdrawal
+    withdrawal.txid = ""
+    withdrawal.broadcast_at = None
+    withdrawal.blocked_reason = reason[:255]
+    withdrawal.approval_required = True
+    withdrawal.approved_at = None
+    withdrawal.save(
+        update_fields=[
+            "txid",
+            "broadcast_at",
+            "blocked_reason",
+            "approval_required",
+            "approved_at",
+            "updated_at",
+        ]
+    )
+    _publish(withdrawal)
     return withdrawal
 
 

@@ -7,26 +7,25 @@ chains.ton.keys), shown non-bounceable; each invoice and static address has its 
 transactions from a cursor (lt, hash), each one final once listed (chains.ton.scanner). A payment whose
 comment matches nothing is recorded as an unrouted deposit.
 
-Payouts are not written yet: every withdrawal of ton waits, processing, with the reason (`PayoutsNotWritten`),
-and production refuses the backend until they land (kassa.E012).
+Payouts leave from the same wallet, one external message at a time (chains.ton.payouts): planned, signed
+by the TON signer after it read the message (chains.ton.signer, chains.ton.policy), stored, then sent; a
+message past its valid_until whose seqno was never used is rebuilt once, one whose seqno was used never. A
+payment that bounced back reopens its withdrawal for a person (withdrawals.bounces).
 """
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from django.conf import settings
-from django.core.checks import CheckMessage, Error
 from django.core.exceptions import ImproperlyConfigured
 from pytoniq_core import Address
 
 from chains.backend import TAG_COMMENT, ChainBackend
-from chains.base import FeeQuote, Outcome, Payment, PayoutHeld, SignedTx, Signer, TxStatus, UnsignedTx
 from chains.derivation import ton_comment
 from chains.ton.keys import SETTING, house_display, house_raw, receives_on_development_key
+from chains.ton.payouts import TonPayouts
 from chains.ton.scanner import TonScanner
-from chains.ton.units import from_nanotons
 
 if TYPE_CHECKING:
     from payments.models import Company
@@ -34,19 +33,12 @@ if TYPE_CHECKING:
 EXPLORERS = {"mainnet": "https://tonviewer.com/transaction/{txid}"}
 
 
-class PayoutsNotWritten(PayoutHeld):
-    """The ton backend pays nothing yet: its withdrawals wait until payouts land."""
-
-    kind = "payout_unsupported"
-    reason = "TON payouts are not available yet"
-
-
-class TonBackend(TonScanner, ChainBackend):
+class TonBackend(TonScanner, TonPayouts, ChainBackend):
     name = "ton"
     families = frozenset({"ton"})
     watches_addresses = False  # every payment reaches one wallet, read whole
     max_outputs = 1
-    sweeps = False  # payments stay in the house wallet, which will pay withdrawals
+    sweeps = False  # payments stay in the house wallet, which pays withdrawals
     tag_kind = TAG_COMMENT
 
     # --- deposits --------------------------------------------------------------------------------------
@@ -83,44 +75,6 @@ class TonBackend(TonScanner, ChainBackend):
 
     def receives_on_development_key(self, code: str) -> bool:
         return receives_on_development_key()
-
-    def deploy_checks(self, codes: list[str]) -> list[CheckMessage]:
-        return [
-            Error(
-                f"The ton backend takes deposits but does not pay withdrawals yet ({', '.join(codes)}): "
-                "every withdrawal, refund and automatic withdrawal of TON would wait for ever.",
-                hint="Keep ton on the sandbox in production (leave it out of CHAIN_BACKENDS) until payouts "
-                "land; try the backend with the development settings and the TON devnet (docs/ton.md).",
-                id="kassa.E012",
-            )
-        ]
-
-    # --- payouts: not written yet ----------------------------------------------------------------------
-
-    def quote_fee(self, code: str) -> FeeQuote:
-        raise PayoutsNotWritten("the ton backend takes deposits only for now")
-
-    def build(self, code: str, payments: list[Payment], fee: FeeQuote) -> UnsignedTx:
-        raise PayoutsNotWritten("the ton backend takes deposits only for now")
-
-    def signer(self, code: str) -> Signer:
-        raise PayoutsNotWritten("the ton backend takes deposits only for now")
-
-    def broadcast(self, code: str, tx: SignedTx) -> Outcome:
-        return Outcome.UNAVAILABLE  # nothing is ever built, so nothing of ours is here to send
-
-    def tx_status(self, code: str, txid: str) -> TxStatus:
-        return TxStatus(confirmations=0, known=False)
-
-    def spendable(self, code: str) -> Decimal:
-        """The house wallet's balance: what payouts will leave from."""
-        return from_nanotons(self.node(code).address_information(house_raw()).balance)
-
-    def bump(self, code: str, txid: str, fee: FeeQuote) -> SignedTx | None:
-        return None
-
-    def child(self, code: str, txid: str, fee: FeeQuote) -> SignedTx | None:
-        return None
 
 
 def _raw(address: str) -> str:

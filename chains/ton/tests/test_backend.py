@@ -1,6 +1,7 @@
 """The ton backend's keys, configuration and deployment checks (no devnet): the house wallet of
 CHAIN_XPUBS["ton"], each mistake refused with the key to fix, the development key refused in production,
-the sandbox's TON untouched, production refused until payouts land, and a withdrawal of ton that waits."""
+the sandbox's TON untouched, production taking the backend on the operator's key and signer process, and
+a withdrawal of ton that waits while toncenter cannot be reached."""
 
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ from bip_utils import Ed25519PublicKey
 from django.core.exceptions import ImproperlyConfigured
 from nacl.signing import SigningKey
 
-from alerts.models import Alert
 from chains.backend import get_backend
 from chains.checks import check_chain_backends
 from chains.derivation import DEVELOPMENT_TON_ADDRESS, derive_address
+from chains.models import ChainTx
 from chains.ton.keys import development_public_key, house_display
 from chains.ton.wallet import wallet_v4r2_address
 from tests.chain import send_payouts
@@ -35,6 +36,7 @@ def ton(settings):
     settings.CHAIN_XPUBS = {"ton": OWN_KEY.hex()}
     settings.SANDBOX_ENABLED = False
     settings.TON_DEPOSIT_ADDRESS = ""
+    settings.EVM_SIGNER = "unix:/run/kassa/signer.sock"  # the signer process signs its payouts
     return settings
 
 
@@ -94,11 +96,11 @@ def test_a_malformed_house_key_is_refused_with_the_key_to_fix(ton, key, says):
     assert key is None or key not in str(refused.value)  # never echoed: it may be a secret
 
 
-def test_production_refuses_the_ton_backend_until_payouts_land(ton):
-    [error] = check_chain_backends()
+def test_production_takes_the_ton_backend_on_its_own_key_and_the_signer_process(ton):
+    assert check_chain_backends() == []  # it pays withdrawals: nothing refused
 
-    assert error.id == "kassa.E012" and "does not pay withdrawals yet (ton)" in error.msg
-    assert "until payouts land" in (error.hint or "")
+    ton.EVM_SIGNER = "local"  # the in-process signer holds the public development seed
+    assert [error.id for error in check_chain_backends()] == ["kassa.E008"]
 
 
 @pytest.mark.parametrize("key", [None, "development"])
@@ -107,7 +109,7 @@ def test_production_refuses_the_ton_backend_on_the_public_development_key(ton, k
 
     errors = {error.id: error for error in check_chain_backends()}
 
-    assert set(errors) == {"kassa.E005", "kassa.E012"}
+    assert set(errors) == {"kassa.E005"}
     assert "PUBLIC development key of the ton family" in errors["kassa.E005"].msg
     assert 'CHAIN_XPUBS["ton"]' in (errors["kassa.E005"].hint or "")
 
@@ -134,7 +136,7 @@ def test_each_configuration_mistake_is_refused_at_start_naming_what_to_fix(ton, 
 def test_the_sandboxs_address_may_stay_when_it_is_the_house_wallet(ton):
     ton.TON_DEPOSIT_ADDRESS = own_house()
 
-    assert [error.id for error in check_chain_backends()] == ["kassa.E012"]
+    assert check_chain_backends() == []
 
 
 @pytest.mark.parametrize(
@@ -146,12 +148,11 @@ def test_the_explorer_link_follows_the_network(ton, network, link):
     assert get_backend("ton").explorer_url("ton", "ab12") == link
 
 
-def test_a_withdrawal_of_ton_waits_with_the_reason_and_an_alert(ton, db):
+def test_a_withdrawal_of_ton_waits_while_toncenter_cannot_be_reached(ton, db):
     withdrawal = WithdrawalFactory(asset="ton", amount="1", tag="order 7")
 
-    assert send_payouts("ton") == []
+    assert send_payouts("ton") == []  # toncenter.example answers nothing: nothing is built or signed
 
     withdrawal.refresh_from_db()
     assert withdrawal.status == "processing" and withdrawal.txid == ""
-    assert withdrawal.blocked_reason.startswith("TON payouts are not available yet")
-    assert Alert.objects.get(kind="payout_unsupported").key == "ton"
+    assert not ChainTx.objects.exists()
