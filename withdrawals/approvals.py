@@ -17,6 +17,7 @@ from chains.models import ChainTxStatus
 from core.errors import InvalidState, NotFound
 from core.wakeup import wake_on_commit
 from payments.models import Company
+from withdrawals.bounces import bounce_decided
 from withdrawals.models import Withdrawal, WithdrawalTx
 from withdrawals.policy import APPROVAL, hold_reasons, policy_now
 from withdrawals.services import PLAN_TASK, withdrawal_reject
@@ -41,6 +42,7 @@ def withdrawal_approve(*, company: Company, uid: str) -> Withdrawal:
         raise InvalidState("This withdrawal does not wait for an approval.")
     withdrawal.approved_at = policy_now()
     withdrawal.save(update_fields=["approved_at", "updated_at"])
+    bounce_decided(withdrawal)
     wake_on_commit(PLAN_TASK, withdrawal.code)
     return withdrawal
 
@@ -56,4 +58,5 @@ def withdrawal_cancel(*, company: Company, uid: str) -> Withdrawal:
     )
     if not hold_reasons(withdrawal) or live.exists():
         raise InvalidState("Only a withdrawal that is still held can be cancelled.")
+    bounce_decided(withdrawal)
     return withdrawal_reject(uid=withdrawal.uid, reason=CANCEL_REASON)

@@ -33,7 +33,7 @@ from tests.factories import CompanyFactory
 from tests.ton_devnet.fixtures import TonDevnet
 from withdrawals import payouts
 from withdrawals.approvals import withdrawal_approve, withdrawal_cancel
-from withdrawals.bounces import ALERT_KIND, REASON
+from withdrawals.bounces import ALERT_KIND, HOUSE_REASON, REASON
 from withdrawals.models import Withdrawal
 from withdrawals.rules import WithdrawalItem
 from withdrawals.services import withdrawal_request
@@ -255,6 +255,7 @@ def test_a_bounced_payout_approved_arrives_non_bounceable_once(chain, bounced):
     company, recipient, withdrawal, _ = bounced
 
     withdrawal_approve(company=company, uid=withdrawal.uid)
+    assert not Alert.objects.filter(kind=ALERT_KIND, status=AlertStatus.OPEN).exists()  # decided
     payouts.payout_plan("ton")
     _settle()
     _settle()
@@ -275,6 +276,7 @@ def test_a_bounced_payout_cancelled_is_rejected_and_the_balance_restored(chain, 
 
     withdrawal_cancel(company=company, uid=withdrawal.uid)
 
+    assert not Alert.objects.filter(kind=ALERT_KIND, status=AlertStatus.OPEN).exists()  # decided
     withdrawal.refresh_from_db()
     assert withdrawal.status == Withdrawal.Status.REJECTED
     assert available(company, "ton") == 100
@@ -302,4 +304,25 @@ def test_an_unrouted_payment_is_refunded_to_its_sender_once(chain):
     assert Withdrawal.objects.filter(refund_deposit=unrouted.deposit).count() == 1
     assert _received(chain, chain.customer)[len(before) :] == [to_nanotons(refund.amount)]
     assert ChainTx.objects.filter(withdrawal_links__withdrawal=refund).count() == 1
+    assert ledger_verify() == []
+
+
+def test_a_refund_of_an_unrouted_payment_that_bounces_opens_the_deposit_again(chain):
+    txid = chain.pay("3", "no such invoice")
+    chain.scan()
+    unrouted = UnroutedDeposit.objects.get(deposit__txid=txid)
+    nowhere = _undeployed()  # the operator typed an address nobody deployed, bounceable
+
+    unrouted_refund(unrouted_id=unrouted.pk, by="support", to=nowhere)
+    payouts.payout_plan("ton")
+    _settle()
+    _settle()
+
+    unrouted.refresh_from_db()
+    [refund] = Withdrawal.objects.filter(refund_deposit=unrouted.deposit)
+    assert (refund.status, refund.reject_reason) == (Withdrawal.Status.REJECTED, HOUSE_REASON)
+    assert unrouted.status == "open"  # the operator refunds it elsewhere, or assigns it
+    assert _balance(chain.client, nowhere) == 0
+    assert not Alert.objects.filter(kind=ALERT_KIND, status=AlertStatus.OPEN).exists()  # nobody to approve
+    assert Alert.objects.get(kind="deposit_unrouted", key="ton").status == AlertStatus.OPEN
     assert ledger_verify() == []
