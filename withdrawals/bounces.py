@@ -11,12 +11,13 @@ shown, and a `payout_bounced` alert goes to a person.
 The merchant then approves it (withdrawals.approvals.withdrawal_approve): the next plan sends it again,
 non-bounceable (`resend_without_bounce`), once: a non-bounceable payment cannot bounce, it stays with the
 recipient's address, deployed or not. Or cancels it (withdrawal_cancel): rejected, its hold returned to the
-balance with the rejected webhook. Either way the alert resolves (`bounce_decided`).
+balance with the rejected webhook. Either way the alert resolves (`bounce_decided`). The signer signs the
+second message of the withdrawal only because the first one came back (it asks the chain itself:
+chains.ton.signer).
 
 A refund of an unrouted deposit (the house's own payout, no merchant to approve it) that bounced is
 rejected at once: the unrouted deposit is open again, for the operator to refund elsewhere or assign
-(chains.unrouted), whose `deposit_unrouted` alert counts it again. The signer signs the second message of the withdrawal only because the
-first one came back (it asks the chain itself: chains.ton.signer).
+(chains.unrouted), whose `deposit_unrouted` alert counts it again.
 """
 
 from __future__ import annotations
