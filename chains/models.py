@@ -231,6 +231,9 @@ class UnroutedStatus(models.TextChoices):
     REFUNDING = "refunding"  # a house payout back to the sender (or the address a person gave) is on its way
     REFUNDED = "refunded"  # that payout is done
     VOID = "void"  # the chain failed or dropped the transfer before it was final: nothing arrived
+    KEPT = (
+        "kept"  # a person said it is the house's own (its funding of the receiving wallet): no one's credit
+    )
 
 
 class UnroutedReason(models.TextChoices):

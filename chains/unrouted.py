@@ -10,6 +10,9 @@ them through. Nothing is ever credited to a guess: only a person routes one.
     open --unrouted_refund--> refunding        (a person: a house payout back to the sender, or elsewhere)
     refunding --unrouted_refunded--> refunded  (that payout is done; withdrawals calls it)
     refunding --unrouted_refund_failed--> open (that payout was rejected; a person decides again)
+    open --unrouted_keep--> kept               (a person, with the reason: the house's own money, such as its
+                                                funding of TON's or Solana's receiving wallet, which is
+                                                also where customers pay)
 
 A person acts only once its deposit is confirmed (final). Each transition locks the deposit and then its
 unrouted row (ingestion locks the deposit first too), writes one `UnroutedEvent` (who, when, why), and keeps
@@ -55,6 +58,7 @@ TRANSITIONS: dict[str, tuple[frozenset[str], str]] = {
     "refund": (frozenset({Status.OPEN}), Status.REFUNDING),
     "refunded": (frozenset({Status.REFUNDING}), Status.REFUNDED),
     "refund_failed": (frozenset({Status.REFUNDING}), Status.OPEN),
+    "keep": (frozenset({Status.OPEN}), Status.KEPT),
 }
 
 # Where a person may route a deposit: kind -> the deposit address an id names (NotFound / ValidationFailed
@@ -291,6 +295,31 @@ def unrouted_refund(
     unrouted.refund_to, unrouted.refund_tag, unrouted.note = destination, tag, ""
     detail = f"to {destination} as payout {unrouted.refund_uid}" + (f": {why}" if why else "")
     _move(unrouted, "refund", by, detail, "refunds", "refund_uid", "refund_to", "refund_tag", "note")
+    _alert(deposit.code)
+    return unrouted
+
+
+@transaction.atomic
+def unrouted_keep(*, unrouted_id: int | str, by: str, why: str) -> UnroutedDeposit:
+    """open -> kept: a person says the payment is the house's own (its funding of a receiving wallet that
+    customers pay too: TON's, Solana's), so nobody is credited and nothing is sent back. The reason is
+    required: it is the only record of why no customer got this money."""
+    if not why.strip():
+        raise ValidationFailed(
+            [FieldError("why", "required", "say why the house keeps it (kept in the audit)")]
+        )
+    unrouted, deposit = _locked(unrouted_id)
+    if unrouted.status == Status.KEPT:
+        return unrouted  # a double click
+    _require_final(deposit)
+    _guard(unrouted, "keep")
+    if deposit.company_id is not None:
+        raise InvalidState(
+            "The payment reached a merchant's deposit address (the wrong asset): it is that merchant's "
+            "customer's, never the house's. Assign or refund it."
+        )
+    _move(unrouted, "keep", by, why.strip())
+    _claims_decide(unrouted, ClaimStatus.DECLINED)
     _alert(deposit.code)
     return unrouted
 

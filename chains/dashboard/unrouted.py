@@ -12,8 +12,13 @@ from django.views.decorators.http import require_POST
 
 from alerts.dashboard.views import staff_view
 from chains.claims import CLAIMS_PER_DAY, deposit_claim_create, deposit_claim_list_for_company
-from chains.dashboard.unrouted_forms import DepositClaimForm, UnroutedAssignForm, UnroutedRefundForm
-from chains.unrouted import Target, refund_amount, unrouted_assign, unrouted_refund
+from chains.dashboard.unrouted_forms import (
+    DepositClaimForm,
+    UnroutedAssignForm,
+    UnroutedKeepForm,
+    UnroutedRefundForm,
+)
+from chains.unrouted import Target, refund_amount, unrouted_assign, unrouted_keep, unrouted_refund
 from chains.unrouted_selectors import claim_list_unmatched, unrouted_get, unrouted_list
 from core.assets import get_asset
 from core.errors import DomainError, NotFound, ValidationFailed
@@ -55,6 +60,13 @@ def unrouted_refund_view(request: HttpRequest, company: Company | None, unrouted
     return _act(request, company, unrouted_id, form, "refund")
 
 
+@require_POST
+@staff_view
+def unrouted_keep_view(request: HttpRequest, company: Company | None, unrouted_id: int) -> HttpResponse:
+    form = UnroutedKeepForm(request.POST)
+    return _act(request, company, unrouted_id, form, "keep")
+
+
 def _act(
     request: HttpRequest, company: Company | None, unrouted_id: int, form: Any, action: str
 ) -> HttpResponse:
@@ -69,6 +81,9 @@ def _act(
                 target = Target(values["target"], values["target_id"])
                 unrouted_assign(unrouted_id=unrouted_id, target=target, by=_by(request), why=values["why"])
                 messages.success(request, f"Deposit #{unrouted_id} credited to {target.kind} {target.id}.")
+            elif action == "keep":
+                unrouted_keep(unrouted_id=unrouted_id, by=_by(request), why=values["why"])
+                messages.success(request, f"Deposit #{unrouted_id} is kept by the house.")
             else:
                 done = unrouted_refund(
                     unrouted_id=unrouted_id,

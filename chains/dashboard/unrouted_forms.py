@@ -28,6 +28,11 @@ class UnroutedRefundForm(forms.Form):
     confirmed = forms.BooleanField(required=False, widget=forms.HiddenInput)
 
 
+class UnroutedKeepForm(forms.Form):
+    why = forms.CharField(label="Why the house keeps it (kept in the audit trail)", max_length=200)
+    confirmed = forms.BooleanField(required=False, widget=forms.HiddenInput)
+
+
 class DepositClaimForm(forms.Form):
     asset = forms.ChoiceField(label="Network")
     txid = forms.CharField(label="Transaction hash", max_length=128)

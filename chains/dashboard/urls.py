@@ -15,4 +15,5 @@ urlpatterns: list[URLPattern] = [
     path("unrouted/", unrouted.unrouted_page, name="unrouted"),
     path("unrouted/<int:unrouted_id>/assign/", unrouted.unrouted_assign_view, name="unrouted_assign"),
     path("unrouted/<int:unrouted_id>/refund/", unrouted.unrouted_refund_view, name="unrouted_refund"),
+    path("unrouted/<int:unrouted_id>/keep/", unrouted.unrouted_keep_view, name="unrouted_keep"),
 ]

@@ -1,5 +1,5 @@
-"""`manage.py chain unrouted`: the operator's list of unrouted deposits and the two actions on one (the same
-services as the staff page /dashboard/unrouted/)."""
+"""`manage.py chain unrouted`: the operator's list of unrouted deposits and the actions on one (assign,
+refund, keep: the same services as the staff page /dashboard/unrouted/)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 from django.utils import timezone
 
-from chains.unrouted import Target, unrouted_assign, unrouted_refund
+from chains.unrouted import Target, unrouted_assign, unrouted_keep, unrouted_refund
 from chains.unrouted_selectors import UnroutedRow, unrouted_list
 from core.errors import DomainError
 from core.money import number_text
@@ -30,8 +30,14 @@ def add_arguments(parser: CommandParser) -> None:
     refund.add_argument("id", help="the unrouted deposit's id (the list's #)")
     refund.add_argument("--to", default="", help="the address to pay (default: the sender)")
     refund.add_argument("--tag", default="", help="the receiver's tag, on chains that take one")
+    keep = steps.add_parser(
+        "keep", help="the house keeps one: its own funding of the receiving wallet (TON, Solana)"
+    )
+    keep.add_argument("id", help="the unrouted deposit's id (the list's #)")
+    keep.add_argument("--why", required=True, help="the reason (required), kept in the audit trail")
     for action in (assign, refund):
         action.add_argument("--why", default="", help="the reason, kept in the audit trail")
+    for action in (assign, refund, keep):
         action.add_argument("--by", default="", help="who acts (default: the login name)")
 
 
@@ -53,6 +59,9 @@ def run(options: dict[str, Any], write: Any) -> None:
                 unrouted_id=options["id"], target=Target(kind, key), by=by, why=options["why"]
             )
             write(f"#{done.pk} assigned to {kind} {key}: credited, the merchant's webhooks written")
+        elif step == "keep":
+            done = unrouted_keep(unrouted_id=options["id"], by=by, why=options["why"])
+            write(f"#{done.pk} kept by the house: {options['why'].strip()}")
         else:
             done = unrouted_refund(
                 unrouted_id=options["id"], to=options["to"], tag=options["tag"], by=by, why=options["why"]

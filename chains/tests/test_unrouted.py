@@ -15,7 +15,7 @@ from alerts.models import Alert
 from chains.deposit_reversals import deposit_reverse
 from chains.house import house_fees
 from chains.models import ClaimStatus, DepositClaim, UnroutedDeposit, UnroutedEvent
-from chains.unrouted import ALERT, Target, open_final, unrouted_assign, unrouted_refund
+from chains.unrouted import ALERT, Target, open_final, unrouted_assign, unrouted_keep, unrouted_refund
 from core.assets import get_asset
 from core.errors import InvalidState, NotFound, ValidationFailed
 from invoices.models import Invoice
@@ -349,3 +349,32 @@ def test_deposits_recorded_with_no_owner_before_are_backfilled(invoice) -> None:
     rows = dict(UnroutedDeposit.objects.values_list("deposit_id", "status"))
     assert rows == {unrouted.deposit_id: Status.OPEN, failed.deposit_id: Status.VOID}
     assert UnroutedDeposit.objects.get(deposit_id=unrouted.deposit_id).reason == UnroutedDeposit.Reason.NO_TAG
+
+
+def test_the_house_keeps_one_only_with_a_reason_once_final_and_never_a_merchant_s() -> None:
+    funding = UnroutedDepositFactory(tag="", amount="100", confirm=False)
+    with pytest.raises(InvalidState):
+        unrouted_keep(unrouted_id=funding.pk, by="ops", why="house funding")  # not final yet
+    mine(funding.code, get_asset(funding.code).confirmations)
+    with pytest.raises(ValidationFailed):
+        unrouted_keep(unrouted_id=funding.pk, by="ops", why="  ")
+
+    kept = unrouted_keep(unrouted_id=funding.pk, by="ops", why="house funding")
+    again = unrouted_keep(unrouted_id=funding.pk, by="ops", why="house funding")  # a double click
+
+    assert kept.status == again.status == UnroutedDeposit.Status.KEPT
+    assert list(kept.events.values_list("action", flat=True)) == ["record", "keep"]
+    assert Alert.objects.get(kind=ALERT, key="ton").status == "resolved"  # none open: nothing to do
+    assert not LedgerEntry.objects.exists()
+    with pytest.raises(InvalidState):
+        unrouted_refund(unrouted_id=funding.pk, by="ops")
+
+
+def test_a_wrong_asset_payment_at_a_merchant_s_address_is_never_kept_by_the_house(merchant) -> None:  # type: ignore[no-untyped-def]
+    usdc = InvoiceFactory(company=merchant.company, code="usdc")
+    unrouted = UnroutedDepositFactory(code="eth", address=usdc.deposit_address.address, tag="", amount="0.1")
+
+    with pytest.raises(InvalidState, match="never the house's"):
+        unrouted_keep(unrouted_id=unrouted.pk, by="ops", why="mine now")
+    unrouted.refresh_from_db()
+    assert unrouted.status == UnroutedDeposit.Status.OPEN

@@ -139,6 +139,29 @@ def test_a_refund_from_the_page_says_what_the_sender_gets_then_pays_it(staff) ->
     assert Withdrawal.objects.get().to_address == ADDRESSES["ton"]
 
 
+def test_keeping_one_for_the_house_asks_for_a_reason_and_a_confirmation(staff) -> None:  # type: ignore[no-untyped-def]
+    unrouted = UnroutedDepositFactory(tag="", amount="100")  # the operator funding the house wallet
+    path = f"/dashboard/unrouted/{unrouted.pk}/keep/"
+    listed = text(staff.get("/dashboard/unrouted/"))
+
+    asked = text(staff.post(path, {}))
+    no_reason = staff.post(path, {"confirmed": "on"})
+    unrouted.refresh_from_db()
+    assert unrouted.status == Status.OPEN  # nothing yet: no reason given
+    got = staff.post(path, {"why": "our own funding of the TON wallet", "confirmed": "on"})
+
+    unrouted.refresh_from_db()
+    assert "Keep for the house" in listed
+    assert "The house keeps it: nobody is credited and nothing is sent back." in asked
+    assert no_reason.status_code == 200 and "This field is required." in text(no_reason)
+    assert got.status_code == 302 and unrouted.status == Status.KEPT
+    assert list(unrouted.events.values_list("action", "detail")) == [
+        ("record", "no_tag"),
+        ("keep", "our own funding of the TON wallet"),
+    ]
+    assert not Withdrawal.objects.exists()
+
+
 def test_an_unknown_unrouted_id_is_404(staff) -> None:  # type: ignore[no-untyped-def]
     assert staff.post("/dashboard/unrouted/999/refund/", {"confirmed": "on"}).status_code == 404
 
@@ -236,6 +259,19 @@ def test_the_command_lists_assigns_and_refunds(merchant) -> None:  # type: ignor
         [f"#{second.pk}", "2", "ton", "unknown_tag", "refunding"]
     ]
     assert len(_run("list", "--all").splitlines()) == 2
+
+
+def test_the_command_keeps_one_for_the_house_only_with_a_reason() -> None:
+    unrouted = UnroutedDepositFactory(tag="", amount="100")
+
+    with pytest.raises(CommandError):
+        _run("keep", str(unrouted.pk))  # --why is required
+    kept = _run("keep", str(unrouted.pk), "--why", "house wallet funding")
+
+    unrouted.refresh_from_db()
+    assert kept.strip() == f"#{unrouted.pk} kept by the house: house wallet funding"
+    assert unrouted.status == Status.KEPT
+    assert _run() == ""  # no open one left
 
 
 def test_the_sandbox_walk_through_a_forgotten_comment_refunded_to_its_sender() -> None:
