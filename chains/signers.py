@@ -25,6 +25,7 @@ from core.errors import UnsupportedAsset
 SEED_SIGNERS = {
     "evm": "chains.evm.signer.seed_signer",
     "tron": "chains.tron.signer.seed_signer",
+    "sol": "chains.solana.signer.seed_signer",
 }
 
 
@@ -54,7 +55,7 @@ class SeedSigner:
             )
 
     def hot_addresses(self) -> dict[str, str]:
-        return {family: signer.address(1, 0) for family, signer in self.signers.items()}
+        return {family: signer.hot_address() for family, signer in self.signers.items()}
 
     def sign(self, tx: UnsignedTx) -> SignedTx:
         try:
