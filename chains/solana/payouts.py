@@ -13,6 +13,10 @@ by withdrawals.payouts.
   (FeeOverCap) rather than go out underpriced: a lower price would likely expire unlanded. The network
   fee is the node's getFeeForMessage for this very message (5,000 lamports a signature plus the priority
   fee).
+- Twins: two withdrawals of the same amount to the same address, built on the same blockhash, would be
+  the very same transaction (ed25519 signatures are deterministic: one txid, landing once for both).
+  The later one pays one micro-lamport a compute unit more, which makes it another transaction; the
+  signer's journal never signs one transaction for two withdrawals, should a build elsewhere forget it.
 - Rent: the hot address keeps RENT_EXEMPT_MINIMUM after the amount and the fee (else InsufficientFunds);
   a recipient that holds nothing is created by the transfer and must get at least that much, else the
   runtime fails the transaction: such a payout is refused before anything is signed (RecipientBelowRent),
@@ -34,6 +38,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+from collections import deque
 from decimal import Decimal
 from typing import Any
 
@@ -75,6 +80,9 @@ PRIORITY_PERCENTILE = 75  # of the recent slots' prices for writing the hot addr
 RENT_EXEMPT_MINIMUM = 890_880
 RENT_EXEMPT_SOL = from_lamports(RENT_EXEMPT_MINIMUM)
 CONFIRMED, FINALIZED = "confirmed", "finalized"
+# The messages this process built lately, per code (see the module's doc: twins).
+BUILT_REMEMBERED = 256
+_BUILT: dict[str, deque[bytes]] = {}
 
 
 class RecipientBelowRent(PayoutRefused):
@@ -132,14 +140,20 @@ class SolanaPayouts:
         hot, to = Pubkey.from_string(self.hot_address(code)), Pubkey.from_string(payment.to)
         lamports = to_lamports(payment.amount)
         latest = node.latest_blockhash(CONFIRMED)
-        message = payout_message(
-            hot,
-            to,
-            lamports,
-            Hash.from_string(latest.blockhash),
-            unit_limit=COMPUTE_UNIT_LIMIT,
-            unit_price=int(fee.rate),
-        )
+        built = _BUILT.setdefault(code, deque(maxlen=BUILT_REMEMBERED))
+        price = int(fee.rate)
+        while True:
+            message = payout_message(
+                hot,
+                to,
+                lamports,
+                Hash.from_string(latest.blockhash),
+                unit_limit=COMPUTE_UNIT_LIMIT,
+                unit_price=price,
+            )
+            if bytes(message) not in built:
+                break
+            price += 1  # another withdrawal's very transaction: made another one (see the module's doc)
         network_fee = node.fee_for_message(bytes(message), commitment=CONFIRMED)
         if network_fee is None:
             raise SolanaNodeUnavailable("getFeeForMessage: the node does not know the blockhash it just gave")
@@ -157,6 +171,7 @@ class SolanaPayouts:
                 f"{number_text(RENT_EXEMPT_SOL)} SOL a new account must receive "
                 "(rent-exempt minimum): the transfer would fail"
             )
+        built.append(bytes(message))
         return UnsignedTx(
             code=code,
             payload=signing_request(

@@ -49,6 +49,7 @@ LAMPORTS_PER_SIGNATURE = 5_000  # the base fee of a transaction's one signature
 # another's (ChainTx.nonce is never negative), so one that is paid already is never signed again.
 NO_NONCE = -1
 _SET_LIMIT, _SET_PRICE = 2, 3  # ComputeBudgetInstruction's tags
+_TRANSFER = struct.pack("<I", 2)  # SystemInstruction::Transfer's tag (then the u64 lamports)
 _SMALLEST_MESSAGE = 65  # a bare hash (32 bytes) or a signature (64) is never a message
 
 
@@ -213,16 +214,22 @@ def _budget(keys: list[Pubkey], instruction: CompiledInstruction, tag: int, form
     return value
 
 
-def _transfer(message: Message, keys: list[Pubkey], compiled: CompiledInstruction) -> dict[str, Any]:
+def _transfer(message: Message, keys: list[Pubkey], compiled: CompiledInstruction) -> TransferParams:
     """The System transfer of the third instruction: from, to and lamports."""
-    if keys[compiled.program_id_index] != SYSTEM_PROGRAM:
-        raise SignRefused("the payout's third instruction is a System transfer")
+    data = bytes(compiled.data)
+    if (
+        keys[compiled.program_id_index] != SYSTEM_PROGRAM
+        or len(bytes(compiled.accounts)) != 2
+        or data[:4] != _TRANSFER
+        or len(data) != 12
+    ):
+        raise SignRefused("the payout's third instruction is a System transfer, and nothing else")
     accounts = [
         AccountMeta(keys[i], message.is_signer(i), _writable(message, i)) for i in bytes(compiled.accounts)
     ]
     try:
-        sent: dict[str, Any] = decode_transfer(Instruction(SYSTEM_PROGRAM, bytes(compiled.data), accounts))
-    except Exception:  # not a transfer (assign, nonce advance, create account...)
+        sent = decode_transfer(Instruction(SYSTEM_PROGRAM, data, accounts))
+    except Exception:  # read above as a transfer's shape; solders has the last word
         raise SignRefused("the payout's third instruction is a System transfer, and nothing else") from None
     return sent
 
@@ -235,7 +242,7 @@ def _writable(message: Message, index: int) -> bool:
     return index < count - header.num_readonly_unsigned_accounts
 
 
-def _payout(rules: SolanaRules, ref: str, sent: dict[str, Any], hot: Pubkey) -> Decimal:
+def _payout(rules: SolanaRules, ref: str, sent: TransferParams, hot: Pubkey) -> Decimal:
     payout = payout_book.book().payout(rules.code, ref, NO_NONCE)
     if payout is None:
         raise SignRefused(f"no withdrawal {ref!r} of {rules.code}")

@@ -115,8 +115,11 @@ class SolanaJournal:
 
     def admit(self, approved: Approved, txid: str, chain: ChainView) -> None:
         """Refuse what the journal forbids (call under `lock`, then `record` what was signed)."""
-        if self._signed(txid):
+        signed_for = self._signed_for(txid)
+        if signed_for == approved.ref:
             return  # this very message: the same signature, nothing more can move
+        if signed_for is not None:
+            raise SignRefused(f"this very transaction was signed as the payout of {signed_for} already")
         earlier = self._db.execute(
             "SELECT txid, valid_until FROM sol_signed WHERE ref = ? AND code = ?",
             (approved.ref, approved.code),
@@ -163,8 +166,9 @@ class SolanaJournal:
             (txid, approved.ref, approved.code, str(approved.amount), _today(), valid_until),
         )
 
-    def _signed(self, txid: str) -> bool:
-        return self._db.execute("SELECT 1 FROM sol_signed WHERE txid = ?", (txid,)).fetchone() is not None
+    def _signed_for(self, txid: str) -> str | None:
+        row = self._db.execute("SELECT ref FROM sol_signed WHERE txid = ?", (txid,)).fetchone()
+        return None if row is None else str(row[0])
 
     def _most(self, ref: str, code: str) -> Decimal:
         """The most any signature of `ref` moves (at most one of them lands), exactly."""
