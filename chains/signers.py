@@ -3,8 +3,9 @@ listed (`SEED_SIGNERS`, family -> the function opening that family's signer of a
 
 A request goes to the signer of its code's family. A family whose key is configured in CHAIN_XPUBS must
 be the seed's (else the process refuses to start: it could not pay or sweep the addresses Kassa hands
-out); a family left on the development key is served only by the development seed; a seed that serves no
-family at all is refused.
+out); a family left on the development key is served only by the development seed, and so is one whose
+CHAIN_XPUBS entry is not of the form its signer's backend reads (`has_key_configured()` False: sol's
+extended key, which only the sandbox derives from); a seed that serves no family at all is refused.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ class SeedSigner:
             signer = import_string(path)(mnemonic, journal)
             if signer.matches_configuration():
                 self.signers[family] = signer
-            elif uses_development_key(family):
+            elif uses_development_key(family) or not getattr(signer, "has_key_configured", lambda: True)():
                 unserved.append(family)
             else:
                 wrong.append(family)

@@ -212,7 +212,16 @@ class SolanaSigner:
 
     def matches_configuration(self) -> bool:
         """The seed's key is CHAIN_XPUBS["sol"] (the development key when none is configured)."""
-        return self.hot_address() == keys.receiving_address()
+        return self.has_key_configured() and self.hot_address() == keys.receiving_address()
+
+    def has_key_configured(self) -> bool:
+        """CHAIN_XPUBS["sol"] is a wallet's address, or unset (the development key), as the solana backend
+        reads it; the sandbox's extended key is not a key this signer could pay from."""
+        try:
+            keys.receiving_address()
+        except ImproperlyConfigured:
+            return False
+        return True
 
     def sign(self, tx: UnsignedTx) -> SignedTx:
         approved = check(tx.code, tx.payload, self.rules(tx.code), self._keypair.pubkey())

@@ -31,7 +31,7 @@ from solders.transaction import VersionedTransaction
 from chains.base import PayoutRefused, UnsignedTx
 from chains.derivation import DEVELOPMENT_MNEMONIC
 from chains.evm.signer import serve
-from chains.signers import SeedSigner
+from chains.signers import SeedMismatch, SeedSigner
 from chains.solana import keys
 from chains.solana.payouts import stored_transaction
 from chains.solana.policy import SignRefused, SolanaRules, payout_message, signing_request
@@ -374,12 +374,25 @@ def test_the_seed_signer_serves_sol_with_the_development_key_and_names_its_hot_a
     assert seed.sign(request(honest(), withdrawal.reference)).sender == str(HOT)
 
 
-def test_a_configured_wallet_that_is_not_the_seeds_is_not_served(settings):
+def test_a_configured_wallet_that_is_not_the_seeds_stops_the_signer_process(settings):
     settings.CHAIN_XPUBS = {"sol": str(PAYEE)}
 
     assert not SolanaSigner(DEVELOPMENT_MNEMONIC, chain=Chain()).matches_configuration()
+    with pytest.raises(SeedMismatch, match=r"not the one behind CHAIN_XPUBS\['sol'\]"):
+        SeedSigner(DEVELOPMENT_MNEMONIC)
     settings.CHAIN_XPUBS = {"sol": str(HOT)}
     assert SolanaSigner(DEVELOPMENT_MNEMONIC, chain=Chain()).matches_configuration()
+    assert "sol" in SeedSigner(DEVELOPMENT_MNEMONIC).signers
+
+
+def test_the_sandboxs_extended_sol_key_leaves_sol_unserved_and_the_signer_process_starts(settings):
+    sandbox_key = (
+        "xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7us"
+        "UDFdp6W1EGMcet8"
+    )
+    settings.CHAIN_XPUBS = {"sol": sandbox_key}
+
+    assert "sol" not in SeedSigner(DEVELOPMENT_MNEMONIC).signers
 
 
 @pytest.mark.django_db(transaction=True)  # the socket's thread reads the withdrawal from the database
