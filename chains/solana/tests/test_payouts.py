@@ -12,9 +12,10 @@ from decimal import Decimal
 
 import pytest
 from bip_utils import Bip39SeedGenerator
+from solders.hash import Hash
 from solders.keypair import Keypair
 from solders.pubkey import Pubkey
-from solders.transaction import VersionedTransaction
+from solders.transaction import Transaction, VersionedTransaction
 
 from chains.backend import get_backend
 from chains.base import Outcome, Payment, SignedTx
@@ -28,7 +29,15 @@ from chains.solana.payouts import (
     percentile,
     stored_transaction,
 )
-from chains.solana.signer import MAX_PROCESSING_AGE, SIGNER_MARGIN_BLOCKS, NodeView, SolanaJournal, get_signer
+from chains.solana.policy import payout_message
+from chains.solana.signer import (
+    MAX_PROCESSING_AGE,
+    SIGNER_MARGIN_BLOCKS,
+    NodeView,
+    SolanaJournal,
+    get_signer,
+    stored,
+)
 from chains.solana.units import from_lamports
 from chains.unrouted import unrouted_refund
 from payments.ledger import ledger_verify
@@ -324,3 +333,22 @@ def test_an_unrouted_payment_refunded_reaches_its_sender_once(chain):
     assert _balance(chain, customer) - before == (Decimal("0.5") - Decimal("0.001")) * SOL
     assert ChainTx.objects.count() == 1
     assert ledger_verify() == []
+
+
+def test_a_refusal_is_told_apart_from_a_blockhash_the_node_does_not_know_yet(chain):
+    _funded_hot(chain, sol=1)
+    backend = get_backend("sol")
+    hot = _hot_keypair()
+
+    def signed(lamports: int, blockhash: Hash) -> SignedTx:
+        message = payout_message(hot.pubkey(), RECIPIENT, lamports, blockhash, unit_limit=1_000, unit_price=0)
+        wire = bytes(Transaction.populate(message, [hot.sign_message(bytes(message))]))
+        far = 10**12  # a last valid height far ahead: the blockhash cannot have expired
+        return SignedTx(txid=str(hot.sign_message(bytes(message))), raw=stored(wire, far), fee=Decimal(0))
+
+    unknown = signed(SOL // 10, Hash(bytes([3] * 32)))  # a blockhash of a fork, or of a node ahead
+    too_much = signed(5 * SOL, chain.devnet.blockhash())  # the simulation fails: more than the hot holds
+
+    assert backend.broadcast("sol", unknown) == Outcome.UNAVAILABLE  # sent again later, not refused
+    assert backend.broadcast("sol", too_much) == Outcome.REJECTED
+    assert chain.devnet.status(too_much.txid) is None
