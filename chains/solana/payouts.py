@@ -128,11 +128,9 @@ class SolanaPayouts:
                 f"the priority fee of {number_text(from_lamports(lamports))} SOL ({price} micro-lamports a "
                 f"compute unit) is over the configured priority_fee_cap {number_text(from_lamports(cap))} SOL"
             )
-        return FeeQuote(
-            rate=Decimal(price),
-            unit="micro-lamports/CU",
-            source=f"getRecentPrioritizationFees p{PRIORITY_PERCENTILE}",
-        )
+        # Stored as "<rate> <unit> (<source>)" in 40 characters: the source is the percentile of
+        # getRecentPrioritizationFees.
+        return FeeQuote(rate=Decimal(price), unit="microlamports/CU", source=f"p{PRIORITY_PERCENTILE}")
 
     def build(self, code: str, payments: list[Payment], fee: FeeQuote) -> UnsignedTx:
         [payment] = payments

@@ -127,6 +127,7 @@ def test_a_withdrawal_arrives_once_and_is_done_only_once_finalized_with_the_fee_
     assert _balance(chain, RECIPIENT) - before == 1_250_000_000
     paid = _fee(chain, chain_tx.txid)
     assert paid >= from_lamports(5_000) and chain_tx.fee_paid == paid
+    assert chain_tx.fee_rate == "0 microlamports/CU (p75)"  # no recent priority fees on this devnet
     assert list(HouseEntry.objects.filter(chain_tx=chain_tx).values_list("amount", flat=True)) == [paid]
     assert available(company, "sol") == Decimal(100) - Decimal("1.25") - withdrawal.fee
     assert ledger_verify() == []
