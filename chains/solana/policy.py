@@ -194,6 +194,10 @@ def _message(raw: bytes) -> Message:
         raise SignRefused("the message cannot be read") from None
     if bytes(message) != raw:
         raise SignRefused("the message cannot be read fully (bytes after it, or not in its own form)")
+    count = len(message.account_keys)
+    for instruction in message.instructions:
+        if instruction.program_id_index >= count or any(i >= count for i in bytes(instruction.accounts)):
+            raise SignRefused("an instruction names an account the message does not have")
     return message
 
 

@@ -275,6 +275,14 @@ def test_a_request_that_is_no_readable_message_is_refused(withdrawal, payload, r
         signer().sign(UnsignedTx(code="sol", payload=payload, payments=(), fee=Decimal(0)))
 
 
+def test_an_instruction_naming_an_account_the_message_lacks_is_refused(withdrawal):
+    raw = bytearray(bytes(honest()))
+    raw[-14] = 9  # the transfer's recipient (its 2nd account index, before 13 bytes of data): past the 4 keys
+
+    with pytest.raises(SignRefused, match="names an account the message does not have"):
+        signer().sign(request(bytes(raw), withdrawal.reference))
+
+
 def test_bytes_after_an_honest_message_are_refused(withdrawal):
     with pytest.raises(SignRefused, match="cannot be read fully"):
         signer().sign(request(bytes(honest()) + b"\x00", withdrawal.reference))
