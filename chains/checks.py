@@ -100,8 +100,8 @@ def _signer_process(codes: list[str]) -> list[CheckMessage]:
             f"Payouts of {', '.join(codes)} are signed by the signer process: EVM_SIGNER is not a unix: "
             f"socket ({settings.EVM_SIGNER!r}). The in-process signer holds the public development seed.",
             hint="Run `manage.py run_signer` as its own user and set "
-            'EVM_SIGNER="unix:/run/kassa/signer.sock" (one signer process signs EVM, TRON and TON; '
-            "docs/operations.md).",
+            'EVM_SIGNER="unix:/run/kassa/signer.sock" (one signer process signs EVM, TRON, TON and '
+            "Solana; docs/operations.md).",
             id="kassa.E008",
         )
     ]

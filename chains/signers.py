@@ -3,8 +3,9 @@ listed (`SEED_SIGNERS`, family -> the function opening that family's signer of a
 
 A request goes to the signer of its code's family. A family whose key is configured in CHAIN_XPUBS must
 be the seed's (else the process refuses to start: it could not pay or sweep the addresses Kassa hands
-out); a family left on the development key is served only by the development seed; a seed that serves no
-family at all is refused.
+out); a family left on the development key is served only by the development seed, and so is one whose
+CHAIN_XPUBS entry is not of the form its signer's backend reads (`has_key_configured()` False: sol's
+extended key, which only the sandbox derives from); a seed that serves no family at all is refused.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ SEED_SIGNERS = {
     "evm": "chains.evm.signer.seed_signer",
     "tron": "chains.tron.signer.seed_signer",
     "ton": "chains.ton.signer.seed_signer",
+    "sol": "chains.solana.signer.seed_signer",
 }
 
 
@@ -41,11 +43,9 @@ class SeedSigner:
         wrong, unserved = [], []
         for family, path in SEED_SIGNERS.items():
             signer = import_string(path)(mnemonic, journal)
-            # A family whose key is not where chains.derivation looks (TON's) says itself.
-            development = getattr(signer, "uses_development_key", None)
             if signer.matches_configuration():
                 self.signers[family] = signer
-            elif development() if development is not None else uses_development_key(family):
+            elif _unkeyed(family, signer):
                 unserved.append(family)
             else:
                 wrong.append(family)
@@ -57,7 +57,7 @@ class SeedSigner:
             )
 
     def hot_addresses(self) -> dict[str, str]:
-        return {family: signer.address(1, 0) for family, signer in self.signers.items()}
+        return {family: signer.hot_address() for family, signer in self.signers.items()}
 
     def sign(self, tx: UnsignedTx) -> SignedTx:
         try:
@@ -68,6 +68,16 @@ class SeedSigner:
         if signer is None:
             raise PayoutRefused(f"this signer signs no {family} transaction (its seed is not that key's)")
         return signer.sign(tx)  # type: ignore[no-any-return]
+
+
+def _unkeyed(family: str, signer: Any) -> bool:
+    """No key of the family's own is configured for this seed to match: the development key, or (Solana) the
+    sandbox's extended key, which no payout leaves from. A family whose key is not where chains.derivation
+    looks (TON's, Solana's) says so itself."""
+    development = getattr(signer, "uses_development_key", None)
+    if development() if development is not None else uses_development_key(family):
+        return True
+    return not getattr(signer, "has_key_configured", lambda: True)()
 
 
 def signer_location() -> str | None:

@@ -201,6 +201,9 @@ class LocalSigner:
     def address(self, chain: int, index: int) -> str:
         return str(self._key(chain, index).address)
 
+    def hot_address(self) -> str:
+        return self.address(1, 0)
+
     def _key(self, chain: int, index: int) -> Any:
         if (chain, index) not in self._keys:
             node = self._account.ChildKey(chain).ChildKey(index)

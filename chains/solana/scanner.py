@@ -12,6 +12,10 @@ chains.solana.backend for the whole backend).
   asked again (getSignatureStatuses: finalized, no err) before it is reported, so every transfer reported
   is final at first sight. A transaction the node does not give yet (its history is behind the list)
   stops the scan before it; the next scan reads it.
+- The scan's `tip` is where it stands, not the node's: the finalized slot when it read everything listed,
+  else the slot below the last transaction it read (never lower than it stood). The cursor keeps it
+  (`height`) and ChainCursor as its height, so the operator's lag (the node's confirmed slot less it) shows
+  a scan held back; caught up, it is the ~32 slots between confirmed and finalized.
 """
 
 from __future__ import annotations
@@ -62,8 +66,9 @@ class SolanaScanner:
         node = self.node(code)
         hot = receiving_address()
         tip = self.tip(code)
+        finalized = node.slot(FINALIZED)  # before the history: every signature up to it is listed in it
         if cursor is None:
-            cursor = self.cursor_at(code, node.slot(FINALIZED) - FIRST_SCAN_SLOTS)
+            cursor = self.cursor_at(code, finalized - FIRST_SCAN_SLOTS)
         newest, after_slot = cursor.get("signature"), int(cursor.get("slot", -1))
         if cursor.get("address", hot) != hot:
             newest = None  # a new receiving address: its history after the cursor's slot, not the old one's
@@ -90,7 +95,23 @@ class SolanaScanner:
         else:
             new_cursor = {"address": hot, "signature": newest, "slot": after_slot}
         more = done is not None and len(infos) > todo.index(done) + 1
-        return ScanResult(transfers=transfers, dropped=[], tip=tip, cursor=new_cursor, more=more)
+        # Where the scan stands (the cursor's height, which the operator's lag counts from): the finalized
+        # slot when it read all there was, else below the last transaction it read, else where it stood.
+        if not infos or done is infos[-1]:
+            height = finalized
+        elif done is not None:
+            height = done.slot - 1  # another transaction of that slot may be unread yet
+        else:
+            height = int(cursor.get("height", after_slot))
+        height = max(height, int(cursor.get("height", 0)), 0)
+        new_cursor["height"] = height
+        return ScanResult(
+            transfers=transfers,
+            dropped=[],
+            tip=BlockRef(height, ""),
+            cursor=new_cursor,
+            more=more,
+        )
 
     # --- rechecks ------------------------------------------------------------------------------------
 

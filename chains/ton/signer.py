@@ -188,6 +188,10 @@ class TonSigner:
             raise ValueError("the TON signer has one wallet, the house wallet (1, 0)")
         return house_display(self.house)
 
+    def hot_address(self) -> str:
+        """The house wallet: where TON payouts leave from (chains.signers)."""
+        return house_display(self.house)
+
     def uses_development_key(self) -> bool:
         """No TON key is configured: the development key is the house's (chains.signers)."""
         return configured_public_key() is None

@@ -195,6 +195,9 @@ class TronSigner:
             self._addresses[(chain, index)] = private_key_address(self._key(chain, index))
         return self._addresses[(chain, index)]
 
+    def hot_address(self) -> str:
+        return self.address(*HOT)
+
     def _key(self, chain: int, index: int) -> bytes:
         if (chain, index) not in self._keys:
             node = self._account.ChildKey(chain).ChildKey(index)

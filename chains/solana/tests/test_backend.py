@@ -1,6 +1,6 @@
-"""The solana backend's keys, configuration and deployment checks, and its payouts' held reason (no node
-needed): the receiving address is a wallet's base58 public key or the refused development one; sol on the
-solana backend is refused in production until payouts land (kassa.E033)."""
+"""The solana backend's keys, configuration and deployment checks (no node needed): the receiving address
+is a wallet's base58 public key or the refused development one; with a configured key and node, production
+takes sol on the solana backend (its payouts work: chains.solana.tests.test_payouts)."""
 
 from __future__ import annotations
 
@@ -12,16 +12,11 @@ from django.core.exceptions import ImproperlyConfigured
 from solders.keypair import Keypair
 from solders.pubkey import Pubkey
 
-from alerts.models import Alert, AlertStatus
 from chains.backend import get_backend
 from chains.checks import check_chain_backends
 from chains.derivation import DEVELOPMENT_MNEMONIC
-from chains.models import ChainTx
 from chains.solana import keys
-from chains.solana.backend import SolanaPayoutsNotBuilt
-from tests.factories import CompanyFactory, WithdrawalFactory
-from withdrawals.models import Withdrawal
-from withdrawals.payouts import payout_monitor
+from tests.factories import CompanyFactory
 
 URL = "http://127.0.0.1:8899"
 WALLET = str(Keypair.from_seed(bytes(range(32))).pubkey())
@@ -104,11 +99,19 @@ def test_the_pay_uri_is_solana_pay_with_the_reference(solana):
     assert uri == f"solana:{WALLET}?amount=1.25&reference={reference}"
 
 
-def test_production_refuses_sol_on_the_solana_backend_until_payouts_land(solana):
+def test_production_takes_sol_on_the_solana_backend_with_a_configured_key_and_node(solana, settings):
+    settings.EVM_SIGNER = "unix:/run/kassa/signer.sock"
+
+    assert check_chain_backends() == []
+
+
+def test_production_refuses_sol_payouts_signed_in_process_with_the_public_seed(solana, settings):
+    settings.EVM_SIGNER = "local"
+
     errors = check_chain_backends()
 
-    assert [error.id for error in errors] == ["kassa.E033"]
-    assert "payouts are not built yet" in errors[0].msg and "CHAIN_BACKENDS" in (errors[0].hint or "")
+    assert [error.id for error in errors] == ["kassa.E008"]
+    assert "Payouts of sol are signed by the signer process" in errors[0].msg
 
 
 def test_production_refuses_deposits_to_the_public_development_key(solana, settings):
@@ -116,7 +119,7 @@ def test_production_refuses_deposits_to_the_public_development_key(solana, setti
 
     errors = check_chain_backends()
 
-    assert {error.id for error in errors} == {"kassa.E005", "kassa.E033"}
+    assert {error.id for error in errors} == {"kassa.E005", "kassa.E008"}
     (public,) = [error for error in errors if error.id == "kassa.E005"]
     assert "PUBLIC development key of the sol family" in public.msg
 
@@ -127,12 +130,6 @@ def test_a_malformed_receiving_key_is_refused_by_the_deployment_checks(solana, s
     errors = check_chain_backends()
 
     assert "kassa.E006" in {error.id for error in errors}
-
-
-def test_every_payout_waits_with_the_reason(solana):
-    with pytest.raises(SolanaPayoutsNotBuilt, match="Solana payouts are not available yet"):
-        solana.quote_fee("sol")
-    assert SolanaPayoutsNotBuilt.kind == "solana_payouts_not_built"
 
 
 @pytest.mark.parametrize(
@@ -149,18 +146,6 @@ def test_the_explorer_link_follows_the_configured_network(solana, settings, netw
     settings.CHAIN_NODES = {"sol": {"url": URL, **({"network": network} if network else {})}}
 
     assert solana.explorer_url("sol", signature) == link.format(txid=signature)
-
-
-def test_a_sol_withdrawal_waits_with_the_reason_and_an_alert(solana, db):
-    withdrawal = WithdrawalFactory(asset="sol", to=WALLET, amount=Decimal("0.5"))
-
-    payout_monitor("sol")
-
-    withdrawal.refresh_from_db()
-    assert withdrawal.status == Withdrawal.Status.PROCESSING
-    assert withdrawal.blocked_reason.startswith("Solana payouts are not available yet")
-    assert Alert.objects.filter(kind="solana_payouts_not_built", status=AlertStatus.OPEN).exists()
-    assert not ChainTx.objects.exists()
 
 
 @pytest.mark.parametrize(

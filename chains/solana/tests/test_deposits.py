@@ -17,6 +17,7 @@ from chains.base import TransferKey
 from chains.models import ChainCursor
 from chains.solana import keys, scanner
 from chains.solana.node import SolanaNode
+from chains.status import chain_status
 from chains.tasks import chain_settled_watch_all
 from invoices.models import Invoice
 from invoices.payuri import payment_uri
@@ -214,6 +215,36 @@ def test_a_signature_whose_status_is_not_finalized_waits_and_nothing_after_it_is
     invoice.refresh_from_db()
     assert invoice.status == Invoice.Status.DONE
     assert webhook_statuses("invoice", str(invoice.pk)).count("done") == 1
+
+
+def test_the_lag_counts_from_where_the_scan_stands_not_from_the_tip_it_saw(chain, monkeypatch):
+    txid = chain.pay("0.2")
+    chain.mine(FINAL)
+    stood = ChainCursor.objects.get(code="sol").tip_height
+    asked = SolanaNode.signature_statuses
+
+    def lagging(node, txids, **options):  # a node whose status cache is behind its history
+        return [
+            dataclasses.replace(s, confirmation_status="confirmed") if t == txid else s
+            for t, s in zip(txids, asked(node, txids, **options), strict=True)
+        ]
+
+    monkeypatch.setattr(SolanaNode, "signature_statuses", lagging)
+    chain.scan(50)  # held back by the transaction it cannot finalize
+
+    [held] = chain_status(["sol"])
+    assert held.cursor_height == stood and held.lag == _head(chain) - stood
+    monkeypatch.undo()
+    chain.scan()
+
+    [caught_up] = chain_status(["sol"])
+    assert caught_up.cursor_height == _head(chain) - 31  # the finalized slot: everything up to it read
+    assert caught_up.lag == 31  # the slots between confirmed and finalized
+    assert Deposit.objects.filter(txid=txid).exists()
+
+
+def _head(chain: SolanaChain) -> int:
+    return int(chain.devnet.get("devnet/info")["head"])
 
 
 def test_a_recheck_reads_a_transfer_again_by_signature_and_never_drops_one_it_cannot_find(chain):
