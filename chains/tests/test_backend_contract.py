@@ -10,7 +10,7 @@ from django.utils.module_loading import import_string
 from chains.backend import BACKEND_PATHS, ChainBackend, get_backend, missing_methods
 from chains.checks import check_chain_backends
 
-REAL = ("sandbox", "bitcoincore", "evm", "tron")
+REAL = tuple(BACKEND_PATHS)  # every registered backend: none may lack a method
 DEPOSITS = {
     "new_deposit_address",
     "scan",
