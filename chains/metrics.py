@@ -42,7 +42,7 @@ def _unrouted(codes: list[str]) -> Metric:
     waiting = open_final()
     unrouted = gauge(
         "kassa_unrouted_deposits",
-        "Confirmed deposits no invoice or address owns, waiting for a person to assign or refund them",
+        "Confirmed deposits no invoice or address owns, waiting for a person to assign, refund or keep them",
         ["code"],
     )
     for code in sorted({*codes, *waiting}):

@@ -415,8 +415,8 @@ def _alert(code: str, *, raised: bool = False) -> None:
         alert_raise(
             kind=ALERT,
             key=code,
-            message=f"{waiting} unrouted {code} deposit(s) wait for a person: assign or refund them "
-            "(/dashboard/unrouted/, manage.py chain unrouted)",
+            message=f"{waiting} unrouted {code} deposit(s) wait for a person: assign or refund them, or keep "
+            "the house's own (/dashboard/unrouted/, manage.py chain unrouted)",
         )
     elif not waiting:
         alert_resolve(kind=ALERT, key=code)
