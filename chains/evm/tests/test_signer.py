@@ -74,6 +74,26 @@ def test_signer_seed_writes_a_file_that_run_signer_opens(tmp_path, monkeypatch, 
         call_command("run_signer", "--seed-file", str(seed_file), "--socket", str(tmp_path / "s.sock"))
 
 
+def test_signer_seed_prints_the_chain_xpubs_its_seed_serves(tmp_path, monkeypatch, settings):
+    import io
+    import json
+
+    from chains.signers import SeedSigner
+
+    mnemonic = str(Bip39MnemonicGenerator().FromWordsNumber(24))
+    monkeypatch.setenv("KASSA_SIGNER_PASSPHRASE", PASSPHRASE)
+    monkeypatch.setattr("sys.stdin", io.StringIO(mnemonic + "\n"))
+    out = io.StringIO()
+    call_command("signer_seed", "--seed-file", str(tmp_path / "signer.seed"), stdout=out)
+
+    [line] = [text for text in out.getvalue().splitlines() if text.startswith("CHAIN_XPUBS=")]
+    settings.CHAIN_XPUBS = json.loads(line.removeprefix("CHAIN_XPUBS=").strip("'"))
+    assert set(settings.CHAIN_XPUBS) == {"evm", "tron", "ton", "sol"}
+    assert " ".join(mnemonic.split()[:3]) not in out.getvalue()  # public keys only
+    # Configured as printed, the signer process serves every family with this seed.
+    assert set(SeedSigner(mnemonic).signers) == {"evm", "tron", "ton", "sol"}
+
+
 @pytest.mark.django_db(transaction=True)
 def test_the_signer_process_signs_the_stored_plan_and_refuses_anything_else(tmp_path, settings):
     honest = _honest_payout(settings)

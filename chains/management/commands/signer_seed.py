@@ -1,3 +1,4 @@
+import json
 import os
 import sys
 from pathlib import Path
@@ -6,12 +7,14 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from chains.evm.signer import seal
+from chains.signers import chain_xpubs
 
 
 class Command(BaseCommand):
     help = (
-        "Seal the EVM seed for the signer: reads a BIP-39 mnemonic from standard input and writes it to "
-        "--seed-file encrypted under the passphrase in KASSA_SIGNER_PASSPHRASE (scrypt + AES-256-GCM)."
+        "Seal the seed for the signer: reads a BIP-39 mnemonic from standard input and writes it to "
+        "--seed-file encrypted under the passphrase in KASSA_SIGNER_PASSPHRASE (scrypt + AES-256-GCM), then "
+        "prints the CHAIN_XPUBS its keys give (public keys only)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -31,3 +34,5 @@ class Command(BaseCommand):
         with os.fdopen(descriptor, "wb") as out:
             out.write(blob)
         self.stdout.write(f"sealed seed written to {target}; back up this file AND the passphrase, apart")
+        # Public keys only: what the web and the workers are configured with (keep the families you use).
+        self.stdout.write(f"CHAIN_XPUBS='{json.dumps(chain_xpubs(mnemonic))}'")
