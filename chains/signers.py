@@ -14,11 +14,9 @@ import os
 import sqlite3
 from typing import Any
 
-from bip_utils import Bip32Secp256k1, Bip32Slip10Ed25519, Bip39SeedGenerator
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
-from solders.pubkey import Pubkey
 
 from chains.base import PayoutRefused, SignedTx, UnsignedTx
 from chains.derivation import uses_development_key
@@ -80,31 +78,6 @@ def _unkeyed(family: str, signer: Any) -> bool:
     if development() if development is not None else uses_development_key(family):
         return True
     return not getattr(signer, "has_key_configured", lambda: True)()
-
-
-def chain_xpubs(mnemonic: str) -> dict[str, str]:
-    """What `CHAIN_XPUBS` takes for this seed, one entry per family its signer process signs for: the EVM
-    and TRON account xpubs (m/44'/60'/0', m/44'/195'/0'), TON's ed25519 public key in hex (m/44'/607'/0')
-    and Solana's address (m/44'/501'/0'/0'). Public keys only: safe to print and to configure."""
-    from chains.evm.signer import ACCOUNT_PATH as EVM_PATH
-    from chains.solana.keys import DEVELOPMENT_PATH as SOL_PATH
-    from chains.ton.keys import DEVELOPMENT_PATH as TON_PATH
-    from chains.tron.signer import ACCOUNT_PATH as TRON_PATH
-
-    seed = Bip39SeedGenerator(mnemonic).Generate()
-
-    def xpub(path: str) -> str:
-        return str(Bip32Secp256k1.FromSeedAndPath(seed, path).PublicKey().ToExtended())
-
-    def ed25519(path: str) -> bytes:
-        return bytes(Bip32Slip10Ed25519.FromSeedAndPath(seed, path).PublicKey().RawCompressed().ToBytes()[1:])
-
-    return {
-        "evm": xpub(EVM_PATH),
-        "tron": xpub(TRON_PATH),
-        "ton": ed25519(TON_PATH).hex(),
-        "sol": str(Pubkey(ed25519(SOL_PATH))),
-    }
 
 
 def signer_location() -> str | None:

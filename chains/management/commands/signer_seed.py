@@ -1,4 +1,3 @@
-import json
 import os
 import sys
 from pathlib import Path
@@ -7,7 +6,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from chains.evm.signer import seal
-from chains.signers import chain_xpubs
+from chains.seed_keys import line
 
 
 class Command(BaseCommand):
@@ -35,4 +34,4 @@ class Command(BaseCommand):
             out.write(blob)
         self.stdout.write(f"sealed seed written to {target}; back up this file AND the passphrase, apart")
         # Public keys only: what the web and the workers are configured with (keep the families you use).
-        self.stdout.write(f"CHAIN_XPUBS='{json.dumps(chain_xpubs(mnemonic))}'")
+        self.stdout.write(line(mnemonic))
