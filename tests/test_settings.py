@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from cryptography.fernet import Fernet
 from django.conf import settings
 
@@ -170,3 +171,26 @@ def test_the_embedded_defaults_workers_look_for_messages_ten_times_a_second(tmp_
     )
 
     assert result.stdout.split() == ["filesystem", "0.1"]
+
+
+@pytest.mark.parametrize("name", ["CHAIN_XPUBS", "CHAIN_BACKENDS", "CHAIN_NODES", "ASSET_OVERRIDES"])
+def test_a_json_setting_that_is_not_json_stops_the_start_naming_it_without_its_value(tmp_path, name):
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.dev",
+        "KASSA_VAR_DIR": str(tmp_path),
+        name: "{'sol': 'secret-looking-value'",  # single quotes, unclosed: a shell-quoting slip
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+    )
+
+    assert result.returncode != 0
+    assert f"ImproperlyConfigured: {name} is not valid JSON" in result.stderr
+    assert "secret-looking-value" not in result.stderr
+    assert "JSONDecodeError" not in result.stderr
