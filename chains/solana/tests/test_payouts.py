@@ -354,3 +354,43 @@ def test_a_refusal_is_told_apart_from_a_blockhash_the_node_does_not_know_yet(cha
     assert backend.broadcast("sol", unknown) == Outcome.UNAVAILABLE  # sent again later, not refused
     assert backend.broadcast("sol", too_much) == Outcome.REJECTED
     assert chain.devnet.status(too_much.txid) is None
+
+
+def test_an_invoice_paid_and_a_withdrawal_made_over_http_on_the_devnet(chain, api, anon, merchant):
+    """What an integrator sees through the API: the invoice `done` at finalized, then a withdrawal of the
+    credited balance `done` with the signature the recipient's wallet shows."""
+    _funded_hot(chain)
+    created = api.post(
+        "/api/invoices/v1/regular",
+        {"invoiceCurrency": "usd", "items": [{"name": "Coffee", "price": "25"}], "isMerchantPaysFee": True},
+        format="json",
+    ).json()
+    url = f"/api/invoices/v1/regular/{created['id']}"
+    filled = anon.post(
+        f"{url}/proceed", {"clientEmail": "client@example.com", "paymentCurrency": "sol"}, format="json"
+    ).json()
+    paid = chain.pay(filled["paymentDetails"]["amount"], references=(filled["address"]["tag"],))
+    chain.scan(FINAL)
+    done = anon.get(url).json()
+    before = _balance(chain, RECIPIENT)
+
+    asked = api.post(
+        "/api/transactions/withdraw",
+        {"items": [{"asset": "sol", "amount": "0.1", "to": str(RECIPIENT)}]},
+        format="json",
+    )
+    [accepted] = asked.json()
+    payouts.payout_plan("sol")
+    payouts.payout_monitor("sol", plan=False)
+    chain.mine(FINAL)
+    payouts.payout_monitor("sol")
+    withdrawal = api.get(f"/api/transactions/withdrawals/{accepted['uid']}").json()
+
+    assert (filled["sandbox"], filled["address"]["address"]) == (False, chain.hot)
+    assert done["status"] == "done"
+    assert [t["txHash"] for t in done["invoiceTransactions"]] == [paid]
+    assert asked.status_code == 200 and accepted["success"] is True
+    assert withdrawal["status"] == "done"
+    assert withdrawal["txHash"] == ChainTx.objects.get(withdrawal_links__withdrawal__uid=accepted["uid"]).txid
+    assert _balance(chain, RECIPIENT) - before == 100_000_000
+    assert ledger_verify() == []

@@ -326,3 +326,40 @@ def test_a_refund_of_an_unrouted_payment_that_bounces_opens_the_deposit_again(ch
     assert not Alert.objects.filter(kind=ALERT_KIND, status=AlertStatus.OPEN).exists()  # nobody to approve
     assert Alert.objects.get(kind="deposit_unrouted", key="ton").status == AlertStatus.OPEN
     assert ledger_verify() == []
+
+
+def test_an_invoice_paid_and_a_withdrawal_made_over_http_on_the_devnet(chain, api, anon, merchant):
+    """What an integrator sees through the API: the invoice `done` once its payment is listed, then a
+    withdrawal of the credited balance `done` with the message hash the house wallet's transaction has."""
+    created = api.post(
+        "/api/invoices/v1/regular",
+        {"invoiceCurrency": "usd", "items": [{"name": "Coffee", "price": "25"}], "isMerchantPaysFee": True},
+        format="json",
+    ).json()
+    url = f"/api/invoices/v1/regular/{created['id']}"
+    filled = anon.post(
+        f"{url}/proceed", {"clientEmail": "client@example.com", "paymentCurrency": "ton"}, format="json"
+    ).json()
+    paid = chain.pay(filled["paymentDetails"]["amount"], filled["address"]["tag"])
+    chain.scan()
+    done = anon.get(url).json()
+
+    asked = api.post(
+        "/api/transactions/withdraw",
+        {"items": [{"asset": "ton", "amount": "2", "to": chain.customer, "tag": "thanks"}]},
+        format="json",
+    )
+    [accepted] = asked.json()
+    payouts.payout_plan("ton")
+    _settle()
+    payouts.payout_monitor("ton")
+    withdrawal = api.get(f"/api/transactions/withdrawals/{accepted['uid']}").json()
+
+    assert (filled["sandbox"], filled["address"]["address"]) == (False, chain.house)
+    assert done["status"] == "done"
+    assert [t["txHash"] for t in done["invoiceTransactions"]] == [paid]
+    assert asked.status_code == 200 and accepted["success"] is True
+    assert withdrawal["status"] == "done"
+    assert withdrawal["txHash"] == ChainTx.objects.get(withdrawal_links__withdrawal__uid=accepted["uid"]).txid
+    assert _received(chain, chain.customer) == [to_nanotons(Decimal("2"))]
+    assert ledger_verify() == []
