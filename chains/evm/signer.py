@@ -241,8 +241,11 @@ def _max_fee(tx: dict[str, Any]) -> Decimal:
 
 
 class SocketSigner:
-    """Asks the signer process over its Unix socket; its refusal is SignRefused, its absence
-    SignerUnavailable."""
+    """Asks the signer process over its Unix socket; its refusal is `refused` (the family's SignRefused:
+    each family's socket signer is this one with its own), its absence SignerUnavailable. One process signs
+    every family (chains.signers)."""
+
+    refused: type[PayoutRefused] = SignRefused
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -251,14 +254,15 @@ class SocketSigner:
         request = {"code": tx.code, "payload": tx.payload, "fee": str(tx.fee)}
         answer = self.ask(request)
         if "error" in answer:
-            raise SignRefused(str(answer["error"]))
+            raise self.refused(str(answer["error"]))
+        nonce = answer.get("nonce")
         return SignedTx(
-            txid=answer["txid"],
-            raw=answer["raw"],
-            fee=Decimal(answer["fee"]),
-            sender=answer["sender"],
-            nonce=int(answer["nonce"]),
-            chain=answer["chain"],
+            txid=str(answer["txid"]),
+            raw=str(answer["raw"]),
+            fee=Decimal(str(answer["fee"])),
+            sender=str(answer["sender"]),
+            nonce=None if nonce is None else int(nonce),
+            chain=str(answer.get("chain") or ""),
         )
 
     def ask(self, request: dict[str, Any]) -> dict[str, Any]:

@@ -244,23 +244,11 @@ class SolanaSigner:
         )
 
 
-class SolanaSocketSigner:
-    """Asks the signer process over its Unix socket; its refusal is SignRefused, its absence
-    SignerUnavailable (chains.evm.signer: one process signs every family)."""
+class SolanaSocketSigner(SocketSigner):
+    """The signer process, asked over its Unix socket (chains.evm.signer.SocketSigner); its refusal is
+    this family's SignRefused."""
 
-    def __init__(self, path: str) -> None:
-        self.socket = SocketSigner(path)
-
-    def sign(self, tx: UnsignedTx) -> SignedTx:
-        answer = self.socket.ask({"code": tx.code, "payload": tx.payload, "fee": str(tx.fee)})
-        if "error" in answer:
-            raise SignRefused(str(answer["error"]))
-        return SignedTx(
-            txid=str(answer["txid"]),
-            raw=str(answer["raw"]),
-            fee=Decimal(str(answer["fee"])),
-            sender=str(answer["sender"]),
-        )
+    refused = SignRefused
 
 
 def seed_signer(mnemonic: str, journal: str = ":memory:") -> SolanaSigner:
