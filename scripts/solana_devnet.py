@@ -22,14 +22,14 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-import requests
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.dev")
 
 import django
 
 django.setup()
+
+from devnet_http import call  # noqa: E402  (beside this script)
 
 from chains.solana.keys import receiving_address  # noqa: E402
 from chains.solana.units import from_lamports, to_lamports  # noqa: E402
@@ -38,18 +38,7 @@ HOT_FUNDS = Decimal(100)  # SOL the hot wallet gets: withdrawals and their fees 
 
 
 def _call(url: str, path: str, body: dict[str, Any] | None = None) -> Any:
-    try:
-        if body is None:
-            response = requests.get(f"{url}/{path}", timeout=30)
-        else:
-            response = requests.post(f"{url}/{path}", json=body, timeout=30)
-    except requests.RequestException as exc:
-        sys.exit(f"no Solana devnet answers at {url} ({exc}); start one first: make solana-devnet")
-    if response.status_code == 404 and path.startswith("devnet/"):
-        sys.exit(f"{url} is not the test devnet (no /{path}): refused")
-    if response.status_code != 200:
-        sys.exit(f"{url}/{path}: {response.status_code} {response.text[:200]}")
-    return response.json()
+    return call(url, path, body, chain="Solana", start="solana-devnet")
 
 
 def _rpc(url: str, method: str, params: list[Any]) -> Any:

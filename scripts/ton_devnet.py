@@ -24,14 +24,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-import requests
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.dev")
 
 import django
 
 django.setup()
+
+from devnet_http import call  # noqa: E402  (beside this script)
 
 from chains.ton.keys import house_display  # noqa: E402
 from chains.ton.units import from_nanotons, to_nanotons  # noqa: E402
@@ -41,18 +41,7 @@ CUSTOMER_FUNDS = Decimal(1000)
 
 
 def _call(url: str, path: str, body: dict[str, Any] | None = None) -> Any:
-    try:
-        if body is None:
-            response = requests.get(f"{url}/{path}", timeout=30)
-        else:
-            response = requests.post(f"{url}/{path}", json=body, timeout=30)
-    except requests.RequestException as exc:
-        sys.exit(f"no TON devnet answers at {url} ({exc}); start one first: make ton-devnet")
-    if response.status_code == 404 and path.startswith("devnet/"):
-        sys.exit(f"{url} is not the test devnet (no /{path}): refused")
-    if response.status_code != 200:
-        sys.exit(f"{url}/{path}: {response.status_code} {response.text[:200]}")
-    return response.json()
+    return call(url, path, body, chain="TON", start="ton-devnet")
 
 
 def setup(url: str) -> None:
