@@ -12,13 +12,16 @@ from decimal import Decimal
 import pytest
 from django.utils.html import escape
 
+from alerts.models import Alert, AlertStatus
 from chains.backend import get_backend
 from chains.base import TransferKey
-from chains.models import ChainCursor
+from chains.models import ChainCursor, UnroutedDeposit
 from chains.solana import keys, scanner
 from chains.solana.node import SolanaNode
 from chains.status import chain_status
 from chains.tasks import chain_settled_watch_all
+from chains.unrouted import ALERT as UNROUTED_ALERT
+from chains.unrouted import Target, unrouted_assign
 from invoices.models import Invoice
 from invoices.payuri import payment_uri
 from payments.ledger import ledger_verify
@@ -102,6 +105,30 @@ def test_payments_without_a_known_reference_are_recorded_unrouted_and_credit_not
     invoice.refresh_from_db()
     assert invoice.status == Invoice.Status.PENDING
     assert available(invoice.company, "sol") == 0
+
+
+def test_an_unrouted_payment_assigned_by_the_operator_pays_the_invoice_once_with_its_webhooks(chain):
+    invoice = InvoiceFactory(code="sol", total="10")
+    forgot = chain.pay(str(invoice.amount_due))  # typed by hand: no reference
+    chain.scan(FINAL)
+    unrouted = UnroutedDeposit.objects.get(deposit__txid=forgot)
+    assert _open_alert("sol") is not None  # a person is told
+
+    unrouted_assign(unrouted_id=unrouted.pk, target=Target("invoice", str(invoice.pk)), by="ops")
+    chain.scan()
+    chain_settled_watch_all()
+
+    invoice.refresh_from_db()
+    assert invoice.status == Invoice.Status.DONE
+    assert Deposit.objects.get(txid=forgot).deposit_address == invoice.deposit_address
+    assert webhook_statuses("invoice", str(invoice.pk))[-2:] == ["processing", "done"]
+    assert webhook_statuses("invoice", str(invoice.pk)).count("done") == 1
+    assert _open_alert("sol") is None
+    assert ledger_verify() == []
+
+
+def _open_alert(code: str) -> Alert | None:
+    return Alert.objects.filter(kind=UNROUTED_ALERT, key=code, status=AlertStatus.OPEN).first()
 
 
 def test_a_payment_naming_two_known_references_is_never_credited_to_a_guess(chain):

@@ -14,12 +14,15 @@ from urllib.parse import quote
 import pytest
 from pytoniq_core import Address, begin_cell
 
+from alerts.models import Alert, AlertStatus
 from chains.backend import get_backend
 from chains.base import TransferKey
 from chains.derivation import ton_comment
 from chains.models import ChainCursor, UnroutedDeposit
 from chains.tasks import chain_settled_watch_all
 from chains.ton import scanner
+from chains.unrouted import ALERT as UNROUTED_ALERT
+from chains.unrouted import Target, unrouted_assign
 from invoices.models import Invoice
 from invoices.payuri import payment_uri, qr_svg
 from payments.ledger import ledger_verify
@@ -112,6 +115,25 @@ def test_a_payment_with_a_wrong_comment_or_none_is_recorded_unrouted_and_credits
     invoice.refresh_from_db()
     assert invoice.status == Invoice.Status.PENDING
     assert available(invoice.company, "ton") == 0
+
+
+def test_an_unrouted_payment_assigned_by_the_operator_pays_the_invoice_once_with_its_webhooks(chain):
+    invoice = InvoiceFactory(code="ton", total="10")
+    forgot = chain.pay(invoice.amount_due)  # the comment forgotten
+    chain.scan()
+    unrouted = UnroutedDeposit.objects.get(deposit__txid=forgot)
+    assert Alert.objects.get(kind=UNROUTED_ALERT, key="ton").status == AlertStatus.OPEN  # a person is told
+
+    unrouted_assign(unrouted_id=unrouted.pk, target=Target("invoice", str(invoice.pk)), by="ops")
+    chain.scan()
+
+    invoice.refresh_from_db()
+    assert invoice.status == Invoice.Status.DONE
+    assert Deposit.objects.get(txid=forgot).deposit_address == invoice.deposit_address
+    assert webhook_statuses("invoice", str(invoice.pk))[-2:] == ["processing", "done"]
+    assert webhook_statuses("invoice", str(invoice.pk)).count("done") == 1
+    assert Alert.objects.get(kind=UNROUTED_ALERT, key="ton").status == AlertStatus.RESOLVED
+    assert ledger_verify() == []
 
 
 def test_a_comment_with_one_digit_mistyped_pays_no_other_merchants_invoice(chain):
