@@ -6,13 +6,12 @@ Defaults give the embedded mode (README.md, Quick start): SQLite (WAL) and Celer
 
 from __future__ import annotations
 
-import json
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
 import environ
-from django.core.exceptions import ImproperlyConfigured
+
+from .parsing import json_env
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 env = environ.Env()
@@ -205,18 +204,6 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE: dict = {}
 
 
-def _json_env(name: str, **kwargs: Any) -> Any:
-    """The JSON in environment variable `name` ({} when unset): a value that is not JSON stops the start
-    with the variable's name, never a parser's traceback (and never the value: it may hold a key)."""
-    try:
-        return json.loads(env.str(name, default="{}"), **kwargs)
-    except json.JSONDecodeError as exc:
-        raise ImproperlyConfigured(
-            f"{name} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
-            f"it is a JSON object, e.g. {name}='{{}}'"
-        ) from None
-
-
 def _beat(name: str, task: str, seconds: float) -> None:
     """A beat entry: `task` (its dotted name) every `seconds`."""
     CELERY_BEAT_SCHEDULE[name] = {"task": task, "schedule": seconds}
@@ -312,7 +299,7 @@ WEBHOOK_ALLOW_HTTP = env.bool("WEBHOOK_ALLOW_HTTP", default=False)
 # After a signing secret is rotated (or set), the previous one keeps signing beside it this long.
 WEBHOOK_SECRET_OVERLAP_HOURS = env.int("WEBHOOK_SECRET_OVERLAP_HOURS", default=24)
 # Per-code overrides of the asset registry, e.g. {"btc": {"min_withdrawal": "0.001"}} (core/assets.py).
-ASSET_OVERRIDES = _json_env("ASSET_OVERRIDES")
+ASSET_OVERRIDES = json_env(env, "ASSET_OVERRIDES")
 
 # LOGGING (LOG_FORMAT, LOG_LEVEL): config/settings/operations.py, built by core/logs.py.
 
@@ -335,15 +322,15 @@ _beat("webhook-poll-due", "webhooks.tasks.webhook_poll_due", WEBHOOK_POLL_SECOND
 
 # --- Chains ---------------------------------------------------------------------------------------------
 # Payment code -> backend ("sandbox" or a dotted path); every code not named runs on the sandbox chain.
-CHAIN_BACKENDS = _json_env("CHAIN_BACKENDS")
+CHAIN_BACKENDS = json_env(env, "CHAIN_BACKENDS")
 # Family -> account-level extended public key, e.g. {"btc": "zpub...", "evm": "xpub..."}; a public
 # development key (sandbox only!) is used for families without one. TON: one address plus a tag.
-CHAIN_XPUBS = _json_env("CHAIN_XPUBS")
+CHAIN_XPUBS = json_env(env, "CHAIN_XPUBS")
 TON_DEPOSIT_ADDRESS = env.str("TON_DEPOSIT_ADDRESS", default="")
 # Payment code -> its node, for the codes on a real backend (read and checked by its backend package), e.g.
 # {"ltc": {"url": "http://user:pass@127.0.0.1:19443", "network": "regtest",
 #          "deposit_wallet": "kassa-deposits", "payout_wallet": "kassa-payouts"}}
-CHAIN_NODES = _json_env("CHAIN_NODES", parse_float=Decimal)
+CHAIN_NODES = json_env(env, "CHAIN_NODES", parse_float=Decimal)
 CHAIN_POLL_SECONDS = env.float("CHAIN_POLL_SECONDS", default=15)
 # Where the EVM backend has its transactions signed: "unix:/run/kassa/signer.sock" (the signer process,
 # `manage.py run_signer`), or "local" (in-process, the public development seed: development and tests only).
@@ -360,7 +347,7 @@ _beat("chain-scan", "chains.tasks.chain_scan_all", CHAIN_POLL_SECONDS)
 # after their own, per family (deeper than any confirmation count: a reorganisation past those must still be
 # seen), and are re-checked this often as well as after every reorganisation a scan reports.
 CHAIN_SETTLED_WATCH_BLOCKS = {"btc": 100, "ltc": 100, "bch": 100, "evm": 128}
-CHAIN_SETTLED_WATCH_BLOCKS.update(_json_env("CHAIN_SETTLED_WATCH_BLOCKS"))
+CHAIN_SETTLED_WATCH_BLOCKS.update(json_env(env, "CHAIN_SETTLED_WATCH_BLOCKS"))
 CHAIN_SETTLED_WATCH_SECONDS = env.float("CHAIN_SETTLED_WATCH_SECONDS", default=60)
 _beat("chain-settled-watch", "chains.tasks.chain_settled_watch_all", CHAIN_SETTLED_WATCH_SECONDS)
 if SANDBOX_BLOCK_SECONDS:
@@ -398,7 +385,7 @@ RATES_STATIC_USD = {
     "bch": "420",
     "near": "4.8",
 }
-RATES_STATIC_USD.update(_json_env("RATES_STATIC_USD", parse_float=str))
+RATES_STATIC_USD.update(json_env(env, "RATES_STATIC_USD", parse_float=str))
 RATES_FILE = Path(env.str("RATES_FILE", default=str(VAR_DIR / "rates.json")))
 RATES_HTTP_URL = env.str("RATES_HTTP_URL", default="https://api.coingecko.com/api/v3").rstrip("/")
 RATES_HTTP_API_KEY = env.str("RATES_HTTP_API_KEY", default="")  # sent as x-cg-demo-api-key when set
