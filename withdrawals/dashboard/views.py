@@ -31,6 +31,7 @@ from security.stepup import is_fresh
 from webhooks.models import WebhookEvent
 from webhooks.selectors import webhook_list_events
 from withdrawals.auto_withdrawals import RuleInput, auto_withdrawal_rules_check, auto_withdrawal_rules_set
+from withdrawals.bounces import resend_without_bounce
 from withdrawals.dashboard import bulk
 from withdrawals.dashboard.confirming import SecretForm, stepped_up
 from withdrawals.dashboard.forms import (
@@ -137,6 +138,7 @@ def withdrawal_detail(request: HttpRequest, company: Company, uid: str) -> HttpR
         "link": explorer_link(withdrawal),
         "events": list(events),
         "hold": hold_reasons(withdrawal),
+        "bounced": resend_without_bounce(withdrawal),
         "approve_form": ApproveForm(),
         "cancel_form": SecretForm(),
         "fresh": is_fresh(request),

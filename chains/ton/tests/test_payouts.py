@@ -251,6 +251,18 @@ def test_a_bounced_payout_reopens_its_withdrawal_for_a_person(chain, bounced):
     assert ChainTx.objects.filter(withdrawal_links__withdrawal=withdrawal).count() == 1  # held
 
 
+def test_the_dashboard_says_a_bounced_withdrawal_bounced_not_that_a_policy_holds_it(chain, bounced, client):
+    company, _recipient, withdrawal, _ = bounced
+    client.force_login(company.owner)
+
+    page = client.get(f"/dashboard/withdrawals/{withdrawal.uid}/").content.decode()
+
+    assert "Its payment bounced" in page and "Approve to send it again non-bounceable" in page
+    assert "above your approval threshold" not in page
+    assert "sent once and bounced back; not sent again yet" in page
+    assert 'data-testid="approve-form"' in page and 'data-testid="cancel-form"' in page
+
+
 def test_a_bounced_payout_approved_arrives_non_bounceable_once(chain, bounced):
     company, recipient, withdrawal, _ = bounced
 
