@@ -13,6 +13,8 @@ from typing import Protocol
 
 from django.core.exceptions import ImproperlyConfigured
 
+from core.money import number_text
+
 
 @dataclass(frozen=True)
 class PayoutFacts:
@@ -49,6 +51,28 @@ _book: PayoutBook | None = None
 def register(book: PayoutBook) -> None:
     global _book
     _book = book
+
+
+def payable(code: str, ref: str, refused: type[Exception], *, nonce: int = -1) -> PayoutFacts:
+    """The stored payout `ref` of `code`, when a signer may pay it now: it exists, is processing, and no live
+    transaction pays it already (`nonce` -1, chains without nonces: ChainTx.nonce is never negative, so
+    every live transaction of the withdrawal counts as another's and a paid one is never signed again); else
+    `refused` (the family's SignRefused) with why."""
+    payout = book().payout(code, ref, nonce)
+    if payout is None:
+        raise refused(f"no withdrawal {ref!r} of {code}")
+    if not payout.processing:
+        raise refused(f"withdrawal {payout.uid} is {payout.status}, not processing")
+    if payout.paid_by_other_nonce:
+        raise refused(f"withdrawal {payout.uid} is paid by a transaction already")
+    return payout
+
+
+def within_limit(payout: PayoutFacts, code: str, limit: Decimal | None, refused: type[Exception]) -> None:
+    """`refused` when the payout is over the code's `payout_limit` (None: no limit); a day's total is each
+    signer's journal's."""
+    if limit is not None and payout.amount > limit:
+        raise refused(f"{number_text(payout.amount)} {code} is over the payout limit {number_text(limit)}")
 
 
 def book() -> PayoutBook:

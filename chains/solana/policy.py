@@ -45,9 +45,6 @@ PAYOUT = "payout"
 MAX_UNIT_LIMIT = 10_000  # a payout uses 450 compute units (150 each instruction)
 MICRO_LAMPORTS = 1_000_000  # a compute-unit price is in micro-lamports a unit
 LAMPORTS_PER_SIGNATURE = 5_000  # the base fee of a transaction's one signature
-# No nonce on Solana: asked of the payout book, this counts every live transaction of a withdrawal as
-# another's (ChainTx.nonce is never negative), so one that is paid already is never signed again.
-NO_NONCE = -1
 _SET_LIMIT, _SET_PRICE = 2, 3  # ComputeBudgetInstruction's tags
 _TRANSFER = struct.pack("<I", 2)  # SystemInstruction::Transfer's tag (then the u64 lamports)
 _SMALLEST_MESSAGE = 65  # a bare hash (32 bytes) or a signature (64) is never a message
@@ -247,11 +244,7 @@ def _writable(message: Message, index: int) -> bool:
 
 
 def _payout(rules: SolanaRules, ref: str, sent: TransferParams, hot: Pubkey) -> Decimal:
-    payout = payout_book.book().payout(rules.code, ref, NO_NONCE)
-    if payout is None:
-        raise SignRefused(f"no withdrawal {ref!r} of {rules.code}")
-    if not payout.processing:
-        raise SignRefused(f"withdrawal {payout.uid} is {payout.status}, not processing")
+    payout = payout_book.payable(rules.code, ref, SignRefused)
     try:
         to, lamports = Pubkey.from_string(payout.to_address), to_lamports(payout.amount)
     except ValueError as exc:
@@ -261,11 +254,5 @@ def _payout(rules: SolanaRules, ref: str, sent: TransferParams, hot: Pubkey) -> 
             f"the transfer is not the payout of withdrawal {payout.uid}: {payout.amount} SOL from the hot "
             f"address to {payout.to_address}"
         )
-    if payout.paid_by_other_nonce:
-        raise SignRefused(f"withdrawal {payout.uid} is paid by a transaction already")
-    if rules.payout_limit is not None and payout.amount > rules.payout_limit:
-        raise SignRefused(
-            f"{number_text(payout.amount)} {rules.code} is over the payout limit "
-            f"{number_text(rules.payout_limit)}"
-        )
+    payout_book.within_limit(payout, rules.code, rules.payout_limit, SignRefused)
     return payout.amount  # the day's total is the journal's (chains.solana.signer)

@@ -43,9 +43,6 @@ PURPOSE = "payout"
 MAX_AHEAD_SECONDS = 3600  # the builder asks for minutes (chains.ton.payouts.VALID_SECONDS)
 SIGNING_BITS = 32 + 32 + 32 + 8 + 8  # wallet_id, valid_until, seqno, op, mode
 SIMPLE_SEND = 0
-# No nonce on TON that the payout book knows: asked with this, every live transaction of a withdrawal
-# counts as another's, so a withdrawal that is paid already is never signed again.
-NO_NONCE = -1
 
 
 class SignRefused(PayoutRefused):
@@ -171,13 +168,7 @@ def check(code: str, payload: str, rules: TonRules, *, now: int) -> Approved:
 
 def _payout(rules: TonRules, message: ParsedMessage, ref: str) -> tuple[Transfer, Decimal]:
     """The transfer that pays withdrawal `ref` exactly, checked against `message`; and its amount."""
-    payout = payout_book.book().payout(rules.code, ref, NO_NONCE)
-    if payout is None:
-        raise SignRefused(f"no withdrawal {ref!r} of {rules.code}")
-    if not payout.processing:
-        raise SignRefused(f"withdrawal {payout.uid} is {payout.status}, not processing")
-    if payout.paid_by_other_nonce:
-        raise SignRefused(f"withdrawal {payout.uid} is paid by a message already")
+    payout = payout_book.payable(rules.code, ref, SignRefused)
     if message.kind != "internal" or message.has_init:
         raise SignRefused("a payout is one internal message, without a state init")
     try:
@@ -204,9 +195,5 @@ def _payout(rules: TonRules, message: ParsedMessage, ref: str) -> tuple[Transfer
     wanted_comment = payout.tag.encode() if payout.tag else None
     if message.comment_bytes != wanted_comment or (wanted_comment is None and message.op is not None):
         raise SignRefused(f"the message's body is not withdrawal {payout.uid}'s comment")
-    if rules.payout_limit is not None and payout.amount > rules.payout_limit:
-        raise SignRefused(
-            f"{number_text(payout.amount)} {rules.code} is over the payout limit "
-            f"{number_text(rules.payout_limit)}"
-        )
+    payout_book.within_limit(payout, rules.code, rules.payout_limit, SignRefused)
     return transfer, payout.amount

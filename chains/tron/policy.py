@@ -52,9 +52,6 @@ RECEIVING = 0  # the BIP-44 chain of the deposit addresses: m/44'/195'/0'/0/<ind
 MAX_INDEX = 2**31 - 1
 MAX_AHEAD_MS = 24 * 3600 * 1000  # java-tron refuses an expiration further ahead
 PURPOSES = ("payout", "sweep", "delegate", "undelegate", "topup", "activate")
-# No nonce on TRON: asked of the payout book, this counts every live transaction of a withdrawal as
-# another's (ChainTx.nonce is never negative), so one that is paid already is never signed again.
-NO_NONCE = -1
 _HEX = re.compile(r"(?:[0-9a-fA-F]{2})+")
 
 # The signer's own derivation: the T... address of m/44'/195'/0'/<chain>/<index> of its seed.
@@ -219,23 +216,13 @@ def _expect(message: ContractMessage, want: ContractMessage, what: str) -> None:
 
 
 def _payout(rules: TronRules, message: ContractMessage, ref: str, hot: str) -> Decimal:
-    payout = payout_book.book().payout(rules.code, ref, NO_NONCE)
-    if payout is None:
-        raise SignRefused(f"no withdrawal {ref!r} of {rules.code}")
-    if not payout.processing:
-        raise SignRefused(f"withdrawal {payout.uid} is {payout.status}, not processing")
+    payout = payout_book.payable(rules.code, ref, SignRefused)
     try:
         to = address.validate(payout.to_address)
     except address.InvalidTronAddress as exc:
         raise SignRefused(f"withdrawal {payout.uid}: {exc}") from None
     _expect(message, _transfer(rules, hot, to, payout.amount), f"the payout of withdrawal {payout.uid}")
-    if payout.paid_by_other_nonce:
-        raise SignRefused(f"withdrawal {payout.uid} is paid by a transaction already")
-    if rules.payout_limit is not None and payout.amount > rules.payout_limit:
-        raise SignRefused(
-            f"{number_text(payout.amount)} {rules.code} is over the payout limit "
-            f"{number_text(rules.payout_limit)}"
-        )
+    payout_book.within_limit(payout, rules.code, rules.payout_limit, SignRefused)
     return payout.amount  # the day's total is the journal's (chains.tron.signer)
 
 
