@@ -39,6 +39,27 @@ class WatchRange(models.Model):
         return f"{self.code} watched to {self.watched_until}"
 
 
+class PoolKey(models.Model):
+    """A deposit key the signer generated and holds, exported here by its public key only (NEAR: ed25519 has
+    no public derivation, so the signer hands out the public keys of its pool, chains.near.pool). Key
+    number `index` serves the deposit address of derivation index `index`: an index is handed out once, so a
+    key serves one deposit address, and a deleted account's key never serves another."""
+
+    family = models.CharField(max_length=16)
+    index = models.PositiveBigIntegerField()
+    public_key = models.CharField(max_length=64)  # 32 bytes in hex
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["family", "index"], name="pool_key_index_unique"),
+            models.UniqueConstraint(fields=["family", "public_key"], name="pool_key_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.family} pool key {self.index}"
+
+
 class PayoutWallet(models.Model):
     """The payout (hot) wallet of one code as beat's payout monitor last read it (chains.wallets): for
     `/metrics` and the operator, never to decide a payout (the node decides that when it builds one)."""

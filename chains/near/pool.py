@@ -1,0 +1,72 @@
+"""The deposit key pool: the public keys of the signer's NEAR deposit keys, exported into the database ahead
+of use (`PoolKey`), so that an invoice gets its deposit account without asking the signer.
+
+ed25519 has no public derivation: nobody but the signer can compute deposit key number i. So the signer
+derives the pool from its seed (SLIP-10 m/44'/397'/1'/<i>', chains.near.keys: the seed's backup covers
+every deposit account, no key file to lose) and answers the public keys, never a private one. The deposit
+account of index i is the implicit account of key i (its 64 hex characters).
+
+Top-up rides on the watched range of chains.scanning: the backend `watches_addresses`, and "watching up to
+index n" is "the pool holds keys up to n". Allocation never hands out an index past the range (it asks for
+more when half of it is left, and answers "try again in a minute" past it), and beat's chain scan tops it
+up. Indexes come from the family's derivation counter, which never goes back: a key serves one deposit
+address, and a deleted (swept) account's key serves nobody else.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import transaction
+from django.db.models import Max
+
+from chains.deposit_addresses import AddressesNotReady
+from chains.models import PoolKey
+
+logger = logging.getLogger(__name__)
+
+FAMILY = "near"
+EXPORT_BATCH = 500  # keys per request to the signer (its answer stays far below the socket's line limit)
+
+
+def pool_account(code: str, index: int) -> str:
+    """The deposit account of derivation index `index`; AddressesNotReady when the pool has no key there
+    yet (the range is being topped up)."""
+    key = PoolKey.objects.filter(family=FAMILY, index=index).values_list("public_key", flat=True).first()
+    if key is None:
+        raise AddressesNotReady(f"New {code} deposit accounts are being prepared; try again in a minute.")
+    return str(key)
+
+
+def exported_until() -> int:
+    """The highest index the pool holds a key for (-1: none)."""
+    found = PoolKey.objects.filter(family=FAMILY).aggregate(top=Max("index"))["top"]
+    return -1 if found is None else int(found)
+
+
+def top_up(code: str, upto_index: int) -> int:
+    """Ask the signer for the public keys up to `upto_index` that the pool lacks; the index now held to."""
+    from chains.near.signer import get_signer
+
+    held = exported_until()
+    signer = get_signer()
+    while held < upto_index:
+        count = min(EXPORT_BATCH, upto_index - held)
+        keys = signer.public_keys(code, held + 1, count)
+        _check(keys, count)
+        with transaction.atomic():
+            PoolKey.objects.bulk_create(
+                [PoolKey(family=FAMILY, index=held + 1 + n, public_key=key) for n, key in enumerate(keys)]
+            )
+        held += count
+        logger.info("%s: the deposit key pool now holds keys up to index %s", code, held)
+    return held
+
+
+def _check(keys: list[str], count: int) -> None:
+    """The signer answered `count` distinct ed25519 public keys in hex."""
+    if len(keys) != count or len(set(keys)) != count:
+        raise ValueError(f"the signer answered {len(keys)} keys for {count} asked")
+    for key in keys:
+        if len(key) != 64 or key != key.lower() or not all(c in "0123456789abcdef" for c in key):
+            raise ValueError("the signer answered a public key that is not 64 lowercase hex characters")
