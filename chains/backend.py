@@ -8,7 +8,8 @@ sandbox chain unless configured otherwise. A backend that is not complete (an ab
 refused with the methods it lacks, by the deployment checks (chains.checks), never at request time.
 
 Adding a chain: a package under chains/ whose backend subclasses `ChainBackend`, and one line in
-`BACKEND_PATHS` (chains/tron is the latest with payouts; chains/ton, deposits only, the newest).
+`BACKEND_PATHS` (chains/tron and chains/near sweep per-deposit addresses; chains/ton and chains/solana
+tell deposits apart by a tag).
 """
 
 from __future__ import annotations
@@ -248,6 +249,7 @@ BACKEND_PATHS = {
     "tron": "chains.tron.backend.TronBackend",
     "ton": "chains.ton.backend.TonBackend",
     "solana": "chains.solana.backend.SolanaBackend",
+    "near": "chains.near.backend.NearBackend",
 }
 
 

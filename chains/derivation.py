@@ -35,7 +35,10 @@ with bip-utils:
 `Bip32KholawEd25519.FromSeedAndPath(seed, "m/44'/501'/0'").PublicKey().ToExtended()` (near: 397').
 A Kholaw child's private key is a raw scalar, not an RFC 8032 seed, so spending needs a Kholaw-capable
 signer (one that signs with the extended key, as Cardano tooling does); an ordinary Solana or NEAR wallet
-imported from the same mnemonic will not see these addresses.
+imported from the same mnemonic will not see these addresses. This is the sandbox's scheme only: the
+solana backend receives on one address and tells deposits apart by reference (chains.solana.keys), and the
+near backend gives each deposit an implicit account from the signer's SLIP-10 key pool, whose public keys
+the signer exports (chains.near.pool); neither reads a Kholaw key.
 
 Development keys: a family with no configured key uses the account key of the public BIP-39 test mnemonic
 below at the path in the table (Kholaw m/44'/501'/0' and m/44'/397'/0' for sol and near), and TON uses the
