@@ -63,7 +63,7 @@ class Chain:
         self.new_account(FAUCET, FAUCET_BALANCE, seed=b"faucet.devnet")
         self.new_account(CONTRACT, CONTRACT_BALANCE, seed=b"pay.devnet")
         genesis_ns = genesis_time_ns if genesis_time_ns is not None else time.time_ns()
-        self._append(GENESIS_HEIGHT, "11111111111111111111111111111111", GENESIS_HEIGHT, genesis_ns)
+        self._append(GENESIS_HEIGHT, "11111111111111111111111111111111", 0, genesis_ns)
 
     # --- accounts and keys ----------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from tests.near_devnet import borsh, runtime
 from tests.near_devnet.borsh import Action, b58decode, key_text
@@ -41,8 +41,11 @@ class Refused(ValueError):
         super().__init__(json.dumps(error.to_json()))
 
 
-def control(name: str) -> Callable[[Control], Control]:
-    def register(handler: Control) -> Control:
+C = TypeVar("C", bound=Control)
+
+
+def control(name: str) -> Callable[[C], C]:
+    def register(handler: C) -> C:
         CONTROLS[name] = handler
         return handler
 

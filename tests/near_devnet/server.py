@@ -58,6 +58,7 @@ def _error(request_id: Any, error: RpcError) -> tuple[int, dict[str, Any]]:
 class Handler(BaseHTTPRequestHandler):
     server: DevnetServer
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # else each small answer waits ~40 ms for a delayed ACK
 
     def log_message(self, format: str, *args: Any) -> None:
         if self.server.verbose:
@@ -159,4 +160,5 @@ def start(
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), name="near-devnet", daemon=True)
     thread.start()
     bound_host, bound_port = server.server_address[:2]
-    return Running(f"http://{bound_host}:{bound_port}", chain, server, thread)
+    host_text = bound_host.decode() if isinstance(bound_host, bytes) else bound_host
+    return Running(f"http://{host_text}:{bound_port}", chain, server, thread)

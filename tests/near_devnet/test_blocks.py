@@ -14,11 +14,22 @@ def test_block_and_chunk_have_documented_keys(near_devnet: NearDevnet) -> None:
     chunk = near_devnet.rpc("chunk", {"chunk_id": block["chunks"][0]["chunk_hash"]})
 
     assert set(block) == {"author", "header", "chunks"}
-    assert {"height", "prev_height", "hash", "prev_hash", "timestamp", "timestamp_nanosec", "gas_price",
-            "last_final_block", "chunk_mask"} <= set(block["header"])
+    assert {
+        "height",
+        "prev_height",
+        "hash",
+        "prev_hash",
+        "timestamp",
+        "timestamp_nanosec",
+        "gas_price",
+        "last_final_block",
+        "chunk_mask",
+    } <= set(block["header"])
     assert [c["shard_id"] for c in block["chunks"]] == [0, 1]
     assert set(chunk) == {"author", "header", "transactions", "receipts"}
-    assert {"chunk_hash", "shard_id", "height_created", "height_included", "prev_block_hash"} <= set(chunk["header"])
+    assert {"chunk_hash", "shard_id", "height_created", "height_included", "prev_block_hash"} <= set(
+        chunk["header"]
+    )
 
 
 def test_skipped_height_is_unknown_and_next_block_links_to_last(near_devnet: NearDevnet) -> None:
@@ -34,7 +45,9 @@ def test_skipped_height_is_unknown_and_next_block_links_to_last(near_devnet: Nea
     assert error["name"] == "HANDLER_ERROR" and error["cause"]["name"] == "UNKNOWN_BLOCK"
 
 
-def test_carried_over_chunk_repeats_the_old_header_and_delays_its_transactions(near_devnet: NearDevnet) -> None:
+def test_carried_over_chunk_repeats_the_old_header_and_delays_its_transactions(
+    near_devnet: NearDevnet,
+) -> None:
     [first] = near_devnet.produce(1)
     tx_hash = near_devnet.transfer("alice.near", NEAR)  # faucet.devnet signs: shard 0
     near_devnet.account("alice.near", NEAR)
@@ -63,12 +76,20 @@ def test_view_account_answers_at_the_asked_finality(near_devnet: NearDevnet) -> 
     near_devnet.transfer("bob.devnet", NEAR)
     near_devnet.produce(2)  # included, then executed
 
-    optimistic = near_devnet.rpc("query", {"request_type": "view_account", "account_id": "bob.devnet", "finality": "optimistic"})
-    final = near_devnet.rpc("query", {"request_type": "view_account", "account_id": "bob.devnet", "finality": "final"})
+    optimistic = near_devnet.rpc(
+        "query", {"request_type": "view_account", "account_id": "bob.devnet", "finality": "optimistic"}
+    )
+    final = near_devnet.rpc(
+        "query", {"request_type": "view_account", "account_id": "bob.devnet", "finality": "final"}
+    )
 
     assert optimistic["amount"] == str(6 * NEAR) and final["amount"] == str(5 * NEAR)
-    assert {"locked", "code_hash", "storage_usage", "storage_paid_at", "block_height", "block_hash"} <= set(final)
-    missing = near_devnet.error("query", {"request_type": "view_account", "account_id": "nobody.devnet", "finality": "final"})
+    assert {"locked", "code_hash", "storage_usage", "storage_paid_at", "block_height", "block_hash"} <= set(
+        final
+    )
+    missing = near_devnet.error(
+        "query", {"request_type": "view_account", "account_id": "nobody.devnet", "finality": "final"}
+    )
     assert missing["cause"]["name"] == "UNKNOWN_ACCOUNT"
     assert missing["cause"]["info"]["requested_account_id"] == "nobody.devnet"
 
@@ -76,10 +97,24 @@ def test_view_account_answers_at_the_asked_finality(near_devnet: NearDevnet) -> 
 def test_view_access_key_and_unknown_key(near_devnet: NearDevnet) -> None:
     created = near_devnet.account("carol.devnet", NEAR)
 
-    key = near_devnet.rpc("query", {"request_type": "view_access_key", "account_id": "carol.devnet",
-                                    "public_key": created["public_key"], "finality": "optimistic"})
-    unknown = near_devnet.error("query", {"request_type": "view_access_key", "account_id": "carol.devnet",
-                                          "public_key": "ed25519:" + "1" * 32, "finality": "optimistic"})
+    key = near_devnet.rpc(
+        "query",
+        {
+            "request_type": "view_access_key",
+            "account_id": "carol.devnet",
+            "public_key": created["public_key"],
+            "finality": "optimistic",
+        },
+    )
+    unknown = near_devnet.error(
+        "query",
+        {
+            "request_type": "view_access_key",
+            "account_id": "carol.devnet",
+            "public_key": "ed25519:" + "1" * 32,
+            "finality": "optimistic",
+        },
+    )
 
     assert key["nonce"] == 0 and key["permission"] == "FullAccess" and "block_hash" in key
     assert unknown["cause"]["name"] == "UNKNOWN_ACCESS_KEY"
@@ -98,6 +133,8 @@ def test_api_key_is_required_when_set(make_near_devnet: MakeNearDevnet) -> None:
 
     devnet.rpc("status", {})
     devnet.http.headers.pop("x-api-key")
-    response = devnet.http.post(devnet.url + "/", json={"jsonrpc": "2.0", "id": "1", "method": "status", "params": {}})
+    response = devnet.http.post(
+        devnet.url + "/", json={"jsonrpc": "2.0", "id": "1", "method": "status", "params": {}}
+    )
 
     assert response.status_code == 401
