@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 LOCK := requirements/lock.txt
 UV_VERSION := 0.13.8
 
-.PHONY: install lock audit run test lint bench clean hardhat tronweb tron-devnet ton-devnet-npm ton-devnet solana-devnet
+.PHONY: install lock audit run test lint bench clean hardhat tronweb tron-devnet ton-devnet-npm ton-devnet solana-devnet near-devnet
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -75,3 +75,8 @@ ton-devnet: ton-devnet-npm
 # for trying a client by hand; it prints its faucet's and customer's keys, and produces a slot every 400 ms.
 solana-devnet: install
 	$(BIN)/python -m tests.solana_devnet --port 8899
+
+# The NEAR JSON-RPC stub of the tests (tests/near_devnet: nearcore's answer shapes over an in-process chain)
+# on :3030, for trying a client by hand; blocks only on POST /devnet/produce unless --block-time is given.
+near-devnet: install
+	$(BIN)/python -m tests.near_devnet --port 3030

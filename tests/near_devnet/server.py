@@ -1,0 +1,164 @@
+"""The devnet's HTTP server: JSON-RPC 2.0 on `POST /` (one request a body; nearcore serves no batches), and
+the controls under `/devnet/` (their own JSON, HTTP 400 on a bad request). HTTP statuses as nearcore's
+RPC: 200 for a result or a HANDLER_ERROR, 408 for TIMEOUT_ERROR, 400 for a REQUEST_VALIDATION_ERROR,
+500 for an INTERNAL_ERROR. With `api_key`, every request must carry it in `x-api-key` (else HTTP 401, as
+a provider answers a missing key)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import traceback
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from tests.near_devnet import controls
+from tests.near_devnet.chain import Chain
+from tests.near_devnet.errors import RpcError, internal, method_not_found, parse_error
+from tests.near_devnet.rpc import METHODS
+
+API_KEY_HEADER = "x-api-key"
+
+
+def answer_rpc(chain: Chain, body: bytes) -> tuple[int, dict[str, Any]]:
+    """(HTTP status, JSON-RPC answer) for one request body."""
+    try:
+        request = json.loads(body)
+    except ValueError as exc:
+        return _error(None, parse_error(f"Failed to parse the request: {exc}"))
+    if not isinstance(request, dict):
+        return _error(None, parse_error("The request is one JSON object (batches are not served)"))
+    request_id = request.get("id")
+    name = request.get("method")
+    if request.get("jsonrpc") != "2.0" or not isinstance(name, str):
+        return _error(request_id, parse_error('The request has jsonrpc "2.0" and a method'))
+    handler = METHODS.get(name)
+    if handler is None:
+        return _error(request_id, method_not_found(name))
+    try:
+        with chain.lock:  # one request at a time sees and changes the chain
+            result = handler(chain, request.get("params"))
+    except RpcError as exc:
+        return _error(request_id, exc)
+    except Exception as exc:  # a devnet bug: said as an internal error, with what went wrong
+        traceback.print_exc()
+        return _error(request_id, internal(f"{type(exc).__name__}: {exc}"))
+    return 200, {"jsonrpc": "2.0", "result": result, "id": request_id}
+
+
+def _error(request_id: Any, error: RpcError) -> tuple[int, dict[str, Any]]:
+    status = {"REQUEST_VALIDATION_ERROR": 400, "INTERNAL_ERROR": 500}.get(error.name, 200)
+    if error.cause == "TIMEOUT_ERROR":
+        status = 408
+    return status, {"jsonrpc": "2.0", "error": error.to_json(), "id": request_id}
+
+
+class Handler(BaseHTTPRequestHandler):
+    server: DevnetServer
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # else each small answer waits ~40 ms for a delayed ACK
+
+    def log_message(self, format: str, *args: Any) -> None:
+        if self.server.verbose:
+            super().log_message(format, *args)
+
+    def do_GET(self) -> None:
+        if not self._authorized():
+            return
+        path = urlsplit(self.path).path.strip("/")
+        chain = self.server.chain
+        with chain.lock:
+            if path == "devnet/info":
+                self._send(200, controls.info(chain))
+            elif path.startswith("devnet/balance/"):
+                self._send(200, controls.balance(chain, unquote(path.removeprefix("devnet/balance/"))))
+            else:
+                self._send(405 if path == "" else 404, {"error": f"GET /{path}: use POST / for JSON-RPC"})
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        if not self._authorized():
+            return
+        path = urlsplit(self.path).path.strip("/")
+        chain = self.server.chain
+        if path == "":
+            self._send(*answer_rpc(chain, body))
+            return
+        control = controls.CONTROLS.get(path.removeprefix("devnet/")) if path.startswith("devnet/") else None
+        if control is None:
+            self._send(404, {"error": f"no such path on the devnet: /{path}"})
+            return
+        try:
+            fields = json.loads(body) if body.strip() else {}
+            if not isinstance(fields, dict):
+                raise ValueError("the body is a JSON object")
+            with chain.lock:
+                self._send(200, control(chain, fields))
+        except (ValueError, KeyError, TypeError) as exc:
+            self._send(400, {"error": f"{type(exc).__name__}: {exc}"})
+        except Exception as exc:
+            traceback.print_exc()
+            self._send(500, {"error": f"{type(exc).__name__}: {exc}"})
+
+    def _authorized(self) -> bool:
+        expected = self.server.api_key
+        if expected is None or self.headers.get(API_KEY_HEADER) == expected:
+            return True
+        self._send(401, {"error": "Unauthorized: a valid x-api-key header is required"})
+        return False
+
+    def _send(self, status: int, body: Any) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+class DevnetServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(
+        self, chain: Chain, host: str, port: int, *, api_key: str | None = None, verbose: bool = False
+    ) -> None:
+        super().__init__((host, port), Handler)
+        self.chain, self.api_key, self.verbose = chain, api_key, verbose
+
+
+@dataclass
+class Running:
+    """A devnet serving on `url` from a thread; `stop()` shuts it down."""
+
+    url: str
+    chain: Chain
+    server: DevnetServer
+    thread: threading.Thread
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=10)
+
+
+def start(
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    api_key: str | None = None,
+    verbose: bool = False,
+    chain: Chain | None = None,
+    validity: int | None = None,
+) -> Running:
+    """A fresh devnet (genesis) on `port` (0: a free one), served from a daemon thread."""
+    if chain is None:
+        chain = Chain() if validity is None else Chain(validity=validity)
+    server = DevnetServer(chain, host, port, api_key=api_key, verbose=verbose)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), name="near-devnet", daemon=True)
+    thread.start()
+    bound_host, bound_port = server.server_address[:2]
+    host_text = bound_host.decode() if isinstance(bound_host, bytes) else bound_host
+    return Running(f"http://{host_text}:{bound_port}", chain, server, thread)
