@@ -4,7 +4,7 @@ services, or through the sandbox API when the test is about HTTP). `TronChain` d
 devnet (tests/tron_devnet) for the tron backend: signed transfers, blocks, forks, one scan; `TonChain` on the
 TON devnet (tests/ton_devnet) for the ton backend: customers' payments with or without a comment, the house
 wallet's own transfers, one scan; `SolanaChain` on the Solana devnet (tests/solana_devnet) for the solana
-backend."""
+backend; `NearChain` on the NEAR JSON-RPC stub (tests/near_devnet) for the near backend."""
 
 from __future__ import annotations
 
@@ -374,6 +374,46 @@ class SolanaChain:
         if slots:
             self.mine(slots)
         return chain_scan("sol")
+
+
+class NearChain:
+    """The NEAR stub with near configured on it: the hot account is the development hot key's implicit
+    account (the in-process signer's), funded at genesis. Customers pay from the stub's faucet, directly or
+    through its contract; `scan` produces blocks and runs one ingestion cycle."""
+
+    # A transfer sent now: in the next block, its receipt executed in the one after, final two blocks later.
+    FINAL_BLOCKS = 4
+
+    def __init__(self, devnet: Any, hot_funds: Decimal | str = "100") -> None:
+        from chains.near.keys import development_hot_public_key
+        from chains.near.transaction import implicit_account
+
+        self.devnet = devnet
+        key = development_hot_public_key()
+        self.hot = implicit_account(key)
+        devnet.account(self.hot, _yocto(hot_funds), public_key=key.hex())
+
+    def nodes(self) -> dict[str, Any]:
+        return {"near": {"url": self.devnet.url, "network": "private"}}
+
+    def pay(self, amount: Decimal | str, to: str, *, contract: bool = False) -> str:
+        """A payment of `amount` NEAR to `to`: the faucet's transfer (its tx hash), or a contract's receipt
+        made blocks after its transaction (`contract`: the receipt's id)."""
+        if contract:
+            return str(self.devnet.contract_transfer(to, _yocto(amount))["receipt_id"])
+        return str(self.devnet.transfer(to, _yocto(amount)))
+
+    def scan(self, blocks: int = 0) -> int:
+        """Produce `blocks` blocks, then one ingestion cycle of near."""
+        if blocks:
+            self.devnet.produce(blocks)
+        return chain_scan("near")
+
+
+def _yocto(amount: Decimal | str) -> int:
+    yocto = Decimal(amount).scaleb(24)
+    assert yocto == yocto.to_integral_value(), f"{amount} is finer than a yoctoNEAR"
+    return int(yocto)
 
 
 def _lamports(amount: Decimal | str) -> int:

@@ -23,7 +23,7 @@ def from_yocto(yocto: int) -> Decimal:
         raise TypeError(f"an amount in yoctoNEAR is an int, not {type(yocto).__name__}")
     exact = Decimal(yocto).scaleb(-NEAR_DECIMALS, context=_EXACT)
     places = Decimal(1).scaleb(-get_asset("near").amount_decimals)
-    return exact.quantize(places, rounding=ROUND_DOWN, context=_EXACT)
+    return exact.quantize(places, rounding=ROUND_DOWN, context=Context(prec=80))  # rounding is the point
 
 
 def to_yocto(amount: Decimal) -> int:
