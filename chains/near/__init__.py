@@ -1,0 +1,1 @@
+"""NEAR: the transaction codec and the seed's keys, kept apart from any node so they test offline."""
