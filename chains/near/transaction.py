@@ -345,4 +345,6 @@ def _read_action(reader: _Reader, index: int) -> Action:
     if tag == DELETE_ACCOUNT_TAG:
         return DeleteAccount(reader.account_id(f"action {index} DeleteAccount beneficiary_id"))
     name = _ACTION_NAMES[tag] if tag < len(_ACTION_NAMES) else "unknown to nearcore's Action enum"
-    raise NearCodecError(f"action {index} has tag {tag} ({name}); Kassa accepts only Transfer and DeleteAccount")
+    raise NearCodecError(
+        f"action {index} has tag {tag} ({name}); Kassa accepts only Transfer and DeleteAccount"
+    )
