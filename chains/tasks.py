@@ -66,6 +66,14 @@ def tron_sweep_all() -> None:
 
 
 @shared_task(ignore_result=True)
+def near_sweep_all() -> None:
+    """Delete funded NEAR deposit accounts into the hot account (chains.near.sweeps)."""
+    from chains.near.sweeps import near_sweep_all as sweep_all
+
+    sweep_all()
+
+
+@shared_task(ignore_result=True)
 def sandbox_mine_block() -> None:
     if settings.SANDBOX_BLOCK_SECONDS and any(is_sandbox(asset.code) for asset in all_assets()):
         sandbox.sandbox_mine(count=1)

@@ -20,7 +20,7 @@ import requests
 
 from chains.jsonrpc import READ_TIMEOUT_SECONDS, JsonRpcClient
 from chains.near.errors import NearNodeUnavailable, NotFound, rpc_error
-from chains.near.results import AccessKey, Account, Block, Chunk, Outcome, TxResult, obj, u128
+from chains.near.results import AccessKey, Account, Block, Chunk, Outcome, TxResult, obj, u64, u128
 
 API_KEY_HEADER = "x-api-key"
 MAX_TRANSACTION_BYTES = 1_572_864  # nearcore's max_transaction_size (1.5 MiB): bigger is never ours
@@ -107,6 +107,12 @@ class NearNode:
         if len(signed) > MAX_TRANSACTION_BYTES:
             raise ValueError("a transaction of Kassa's is never this large")
         self.call("send_tx", {"signed_tx_base64": base64.b64encode(signed).decode(), "wait_until": "NONE"})
+
+    def genesis_validity(self) -> int:
+        """The chain's `transaction_validity_period` (blocks): a transaction whose block_hash is older than
+        this is invalid (86400 on mainnet and testnet)."""
+        genesis = obj(self.call("EXPERIMENTAL_genesis_config", {}), "genesis_config")
+        return u64(genesis.get("transaction_validity_period"), "genesis_config.transaction_validity_period")
 
     def gas_price(self) -> int:
         """The gas price of the latest block, in yoctoNEAR a gas unit."""

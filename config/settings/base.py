@@ -335,11 +335,14 @@ CHAIN_POLL_SECONDS = env.float("CHAIN_POLL_SECONDS", default=15)
 # Where the EVM backend has its transactions signed: "unix:/run/kassa/signer.sock" (the signer process,
 # `manage.py run_signer`), or "local" (in-process, the public development seed: development and tests only).
 EVM_SIGNER = env.str("EVM_SIGNER", default="")
-# Beat: sweeps of deposit addresses to the hot address (chains.evm.sweeps, chains.tron.sweeps), this often.
+# Beat: sweeps of deposit addresses to the hot address (chains.evm.sweeps, chains.tron.sweeps,
+# chains.near.sweeps), this often.
 EVM_SWEEP_SECONDS = env.float("EVM_SWEEP_SECONDS", default=60)
 _beat("evm-sweep", "chains.tasks.evm_sweep_all", EVM_SWEEP_SECONDS)
 TRON_SWEEP_SECONDS = env.float("TRON_SWEEP_SECONDS", default=60)
 _beat("tron-sweep", "chains.tasks.tron_sweep_all", TRON_SWEEP_SECONDS)
+NEAR_SWEEP_SECONDS = env.float("NEAR_SWEEP_SECONDS", default=60)
+_beat("near-sweep", "chains.tasks.near_sweep_all", NEAR_SWEEP_SECONDS)
 # Beat mines a sandbox block this often; 0 turns it off (tests). `make run` sets it.
 SANDBOX_BLOCK_SECONDS = env.float("SANDBOX_BLOCK_SECONDS", default=0)
 _beat("chain-scan", "chains.tasks.chain_scan_all", CHAIN_POLL_SECONDS)
