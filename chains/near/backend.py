@@ -12,10 +12,9 @@
 
 from __future__ import annotations
 
-from chains.near.payouts import NearPayouts
-
 from chains.backend import TAG_NONE, ChainBackend
 from chains.near.config import near_config, uses_development_key
+from chains.near.payouts import NearPayouts
 from chains.near.pool import pool_account, top_up
 from chains.near.scanner import NearScanner
 from core.assets import get_asset

@@ -31,12 +31,12 @@ from decimal import Decimal
 from functools import cache
 from typing import Any
 
-from chains.near.keys import development_hot_public_key
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 
 from chains.near import transaction
+from chains.near.keys import development_hot_public_key
 from chains.nodes import node_url, positive_decimal, raw_nodes, secret_text
 from core.assets import get_asset
 

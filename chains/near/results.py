@@ -183,13 +183,19 @@ def _status(value: Any, where: str) -> tuple[str, str]:
 
 
 def _failure_text(failure: Any) -> str:
-    """The names inside a failure ({"ActionError": {"kind": {"AccountDoesNotExist": ...}}}: the kind's)."""
-    names = []
-    while isinstance(failure, Mapping) and failure:
+    """The names inside a failure ({"ActionError": {"index": 0, "kind": {"AccountDoesNotExist": ...}}}: the
+    kind's, "AccountDoesNotExist")."""
+    names: list[str] = []
+    for _ in range(8):  # a failure nests a few levels; never loop on a hostile answer
+        if not isinstance(failure, Mapping) or not failure:
+            break
+        if isinstance(failure.get("ActionError"), Mapping):
+            failure = failure["ActionError"].get("kind")
+            continue
         key = next(iter(failure))
-        if key not in ("ActionError", "InvalidTxError", "kind", "index"):
+        if key != "InvalidTxError":
             names.append(str(key))
-        failure = failure.get("kind", failure[key]) if key == "ActionError" else failure[key]
+        failure = failure[key]
     if isinstance(failure, str):
         names.append(failure)
     return " ".join(names)[:120] or "failed"

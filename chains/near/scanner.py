@@ -170,9 +170,11 @@ def _transfers(
 ) -> list[ChainTransfer]:
     """One transfer per Transfer action of `receipt`, in the state its outcome gives."""
     executed = outcome is not None and outcome.status in (SUCCESS, FAILURE)
-    failed = executed and (outcome.status == FAILURE or outcome.executor_id != receipt.receiver_id)  # type: ignore[union-attr]
-    if failed:
+    if executed and (outcome.status == FAILURE or outcome.executor_id != receipt.receiver_id):  # type: ignore[union-attr]
+        # Failed at first sight (the scan reads final blocks only): it moved nothing, so it is no deposit;
+        # one seen pending and failing later is told by its recheck (FAILED).
         logger.info("near: receipt %s to %s failed: %s", receipt.receipt_id, receipt.receiver_id, outcome)
+        return []
     return [
         ChainTransfer(
             code=code,
@@ -183,7 +185,7 @@ def _transfers(
             amount=from_yocto(deposit),
             confirmations=final.height - block.height + 1,
             from_address=receipt.predecessor_id,
-            state=FAILED if failed else PENDING,
+            state=PENDING,
             block=BlockRef(block.height, block.hash),
             final=executed,
         )

@@ -218,7 +218,9 @@ class NearSigner:
             with self.journal.lock:
                 self.journal.admit(approved, txid, self.gone)
                 self.journal.record(approved, txid, raw)
-        return SignedTx(txid=txid, raw=raw, fee=tx.fee, sender=approved.tx.signer_id, nonce=approved.tx.nonce)
+        # No nonce slot: the access key's nonce is read from the chain at each build, and a transaction whose
+        # block hash expired unlanded leaves its nonce unused for the rebuilt one (chains.near.payouts).
+        return SignedTx(txid=txid, raw=raw, fee=tx.fee, sender=approved.tx.signer_id, nonce=None)
 
 
 def _require_near(code: str) -> None:

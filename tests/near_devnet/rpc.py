@@ -147,6 +147,22 @@ def gas_price(chain: Chain, params: Any) -> Any:
     return {"gas_price": str(chain.gas_price)}
 
 
+@method("EXPERIMENTAL_genesis_config")
+def genesis_config(chain: Chain, params: Any) -> Any:
+    """The genesis fields a client reads (nearcore answers the whole genesis config; these are its names)."""
+    genesis = chain.blocks[0]
+    return {
+        "chain_id": "devnet",
+        "genesis_height": GENESIS_HEIGHT,
+        "genesis_time": views.iso_time(genesis.timestamp_ns),
+        "protocol_version": views.PROTOCOL_VERSION,
+        "min_gas_price": str(chain.gas_price),
+        "transaction_validity_period": chain.validity,
+        "epoch_length": 43200,
+        "num_block_producer_seats": 1,
+    }
+
+
 @method("status")
 def status(chain: Chain, params: Any) -> Any:
     head, genesis = chain.head, chain.blocks[0]

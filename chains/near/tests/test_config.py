@@ -33,7 +33,12 @@ def test_a_good_entry_is_read_exactly(settings) -> None:  # type: ignore[no-unty
 
     config = near_config()
 
-    assert (config.url, config.api_key, config.network, config.account) == (URL, "k3y", "testnet", "shop.testnet")
+    assert (config.url, config.api_key, config.network, config.account) == (
+        URL,
+        "k3y",
+        "testnet",
+        "shop.testnet",
+    )
     assert config.hot_key == OTHER and has_key_configured() and not uses_development_key()
     assert (config.sweep_min, config.payout_limit, config.daily_limit) == (
         Decimal("0.5"),
@@ -89,7 +94,10 @@ def test_the_sandboxs_extended_key_is_refused_on_the_near_backend(settings) -> N
 
 
 def test_a_pasted_private_key_is_never_echoed(settings) -> None:  # type: ignore[no-untyped-def]
-    secret = "ed25519:" + "3hoMW1HvnRLSFCLZnvPzWeoGwtdHzke34B2cTHM8rhcbG3TbuLKtShTv3DvyejnXKXKBiV7YPkLeqUHN1ghnqpFv"
+    secret = (
+        "ed25519:"
+        + "3hoMW1HvnRLSFCLZnvPzWeoGwtdHzke34B2cTHM8rhcbG3TbuLKtShTv3DvyejnXKXKBiV7YPkLeqUHN1ghnqpFv"
+    )
     settings.CHAIN_XPUBS = {"near": secret}
     with pytest.raises(ImproperlyConfigured) as refused:
         hot_public_key()
