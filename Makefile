@@ -79,4 +79,4 @@ solana-devnet: install
 # The NEAR JSON-RPC stub of the tests (tests/near_devnet: nearcore's answer shapes over an in-process chain)
 # on :3030, for trying a client by hand; blocks only on POST /devnet/produce unless --block-time is given.
 near-devnet: install
-	$(BIN)/python -m tests.near_devnet --port 3030
+	$(BIN)/python -m tests.near_devnet --port 3030 --block-time 1
