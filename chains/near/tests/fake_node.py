@@ -58,13 +58,22 @@ class FakeNearNode:
             self.height += 1
             digest = hashlib.sha256(self.height.to_bytes(8, "big")).digest()
             self.blocks[transaction.b58encode(digest)] = Block(
-                height=self.height, hash=transaction.b58encode(digest), prev_hash="", timestamp_ns=0, chunks=()
+                height=self.height,
+                hash=transaction.b58encode(digest),
+                prev_hash="",
+                timestamp_ns=0,
+                chunks=(),
             )
 
-    def fund(self, account: str, yocto: int, key: bytes | None = None, nonce: int = 0) -> None:
+    def fund(self, account: str, yocto: int, key: bytes | None = None, nonce: int | None = None) -> None:
+        """Pay `account` (an implicit one is created with its key, whose nonce starts at height x 10^6)."""
+        if nonce is None:
+            nonce = self.height * 10**6
         found = self.accounts.setdefault(account, FakeAccount(amount=0))
         found.amount += yocto
-        public = key if key is not None else bytes.fromhex(account) if transaction.is_implicit(account) else None
+        public = (
+            key if key is not None else bytes.fromhex(account) if transaction.is_implicit(account) else None
+        )
         if public is not None:
             found.keys.setdefault(transaction.public_key_text(public), nonce)
 
@@ -146,7 +155,7 @@ class FakeNearNode:
 
 
 class FakeSigner:
-    """Signs every request with the development seed's key of its signer (the hot key, or pool key `index`)."""
+    """Signs every request with the development seed's key of its signer (the hot key, or pool key i)."""
 
     def __init__(self) -> None:
         self.requests: list[dict[str, object]] = []

@@ -148,7 +148,9 @@ def test_the_storage_staking_is_kept_by_the_hot_account(near):
     backend, node, _ = near
     node.fund(RECIPIENT, NEAR)
     fee = fee_yocto(transfer_gas(False), node.price)
-    storage = node.accounts.setdefault(HOT, type(node.accounts.get(RECIPIENT))(amount=0)).storage_usage * 10**19
+    storage = (
+        node.accounts.setdefault(HOT, type(node.accounts.get(RECIPIENT))(amount=0)).storage_usage * 10**19
+    )
     node.fund(HOT, 15 * 10**23 + fee + storage)
 
     backend.build("near", [_payment()], _quote(backend))  # just enough
