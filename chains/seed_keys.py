@@ -7,8 +7,10 @@ to start without its keys, and so refuses every management command), the same co
     .venv/bin/python -m chains.seed_keys < mnemonic.txt     # or type the words, then Ctrl-D
 
 One entry per family the signer process signs for: the EVM and TRON account xpubs (BIP-44 m/44'/60'/0',
-m/44'/195'/0'), TON's ed25519 public key in hex (SLIP-10 m/44'/607'/0') and Solana's address (SLIP-10
-m/44'/501'/0'/0'). Public keys only: safe to print, to configure and to store.
+m/44'/195'/0'), TON's ed25519 public key in hex (SLIP-10 m/44'/607'/0'), Solana's address (SLIP-10
+m/44'/501'/0'/0') and NEAR's hot key, its ed25519 public key in hex (SLIP-10 m/44'/397'/0'; the NEAR deposit
+keys are not derived from it: the signer process exports their public keys). Public keys only: safe to
+print, to configure and to store.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ PATHS = {
     "tron": "m/44'/195'/0'",
     "ton": "m/44'/607'/0'",
     "sol": "m/44'/501'/0'/0'",
+    "near": "m/44'/397'/0'",
 }
 
 
@@ -46,6 +49,7 @@ def chain_xpubs(mnemonic: str) -> dict[str, str]:
         "tron": xpub(PATHS["tron"]),
         "ton": ed25519(PATHS["ton"]).hex(),
         "sol": str(Pubkey(ed25519(PATHS["sol"]))),
+        "near": ed25519(PATHS["near"]).hex(),
     }
 
 

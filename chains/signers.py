@@ -28,6 +28,7 @@ SEED_SIGNERS = {
     "tron": "chains.tron.signer.seed_signer",
     "ton": "chains.ton.signer.seed_signer",
     "sol": "chains.solana.signer.seed_signer",
+    "near": "chains.near.signer.seed_signer",
 }
 
 
@@ -68,6 +69,18 @@ class SeedSigner:
         if signer is None:
             raise PayoutRefused(f"this signer signs no {family} transaction (its seed is not that key's)")
         return signer.sign(tx)  # type: ignore[no-any-return]
+
+    def public_keys(self, code: str, start: int, count: int) -> list[str]:
+        """The public keys of the code's family's deposit keys start .. start+count-1, where the family's
+        signer exports them (NEAR's key pool: ed25519 has no public derivation); refused for the others."""
+        try:
+            family = get_asset(code).family
+        except UnsupportedAsset:
+            raise PayoutRefused(f"{code!r} is not a payment code") from None
+        signer = self.signers.get(family)
+        if signer is None or not hasattr(signer, "public_keys"):
+            raise PayoutRefused(f"this signer exports no {family} public keys")
+        return signer.public_keys(code, start, count)  # type: ignore[no-any-return]
 
 
 def _unkeyed(family: str, signer: Any) -> bool:

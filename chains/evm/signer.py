@@ -4,9 +4,10 @@
   passphrase: scrypt (random salt) and AES-256-GCM, so the file alone is useless.
 - `manage.py run_signer --seed-file PATH --socket PATH` opens it with the passphrase from
   `KASSA_SIGNER_PASSPHRASE` (its own environment, not the web's or the workers'), checks that the seed is the
-  one behind `CHAIN_XPUBS["evm"]`, and answers signing requests on a Unix socket: one JSON line in, one
-  out, each connection in its own thread and within READ_DEADLINE seconds (an idle or slow client holds
-  only its own connection). Every request is checked against the database (chains.evm.policy) before
+  one behind `CHAIN_XPUBS["evm"]`, and answers signing requests on a Unix socket (and requests for the
+  public keys of NEAR's deposit key pool, `{"kind": "public_keys"}`): one JSON line in, one out, each
+  connection in its own thread and within READ_DEADLINE seconds (an idle or slow client holds only its
+  own connection). Every request is checked against the database (chains.evm.policy) before
   anything is signed; the addresses it pays are derived from the seed, never taken from the database.
 - Web and workers reach it with `EVM_SIGNER=unix:/run/kassa/signer.sock` (`SocketSigner`). In development
   and tests, `EVM_SIGNER=local` signs in-process with the public development seed through the same
@@ -49,6 +50,7 @@ logger = logging.getLogger(__name__)
 ACCOUNT_PATH = "m/44'/60'/0'"
 SCRYPT_N = 2**15
 MAX_REQUEST = 64 * 1024
+MAX_KEYS_ANSWER = 128 * 1024  # an answer of public keys: 1000 of them in hex, quoted, is about 67 KiB
 READ_DEADLINE = 5.0  # seconds a connection has to send its request line
 
 
@@ -265,13 +267,25 @@ class SocketSigner:
             chain=str(answer.get("chain") or ""),
         )
 
-    def ask(self, request: dict[str, Any]) -> dict[str, Any]:
+    def public_keys(self, code: str, start: int, count: int) -> list[str]:
+        """The public keys the signer process exports of the code's deposit keys start .. start+count-1
+        (NEAR's key pool); refused by a family that exports none."""
+        request = {"kind": "public_keys", "code": code, "start": start, "count": count}
+        answer = self.ask(request, MAX_KEYS_ANSWER)
+        if "error" in answer:
+            raise self.refused(str(answer["error"]))
+        found = answer.get("keys")
+        if not isinstance(found, list) or not all(isinstance(key, str) for key in found):
+            raise self.refused("the signer answered no list of public keys")
+        return found
+
+    def ask(self, request: dict[str, Any], limit: int = MAX_REQUEST) -> dict[str, Any]:
         try:
             with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
                 conn.settimeout(30)
                 conn.connect(self.path)
                 conn.sendall(json.dumps(request).encode() + b"\n")
-                data = conn.makefile("rb").readline(MAX_REQUEST)
+                data = conn.makefile("rb").readline(limit)
         except OSError as exc:
             raise SignerUnavailable(f"{self.path}: {exc.strerror or exc}") from exc
         if not data:
@@ -298,6 +312,8 @@ def answer(signer: Signer, line: bytes) -> dict[str, Any]:
     close_old_connections()
     try:
         request = json.loads(line)
+        if isinstance(request, dict) and request.get("kind") == "public_keys":
+            return _public_keys(signer, request)
         code, payload = str(request["code"]), str(request["payload"])
         fee = Decimal(str(request.get("fee", "0")))
     except (ValueError, KeyError, TypeError, InvalidOperation):
@@ -319,6 +335,28 @@ def answer(signer: Signer, line: bytes) -> dict[str, Any]:
         "nonce": signed.nonce,
         "chain": signed.chain,
     }
+
+
+def _public_keys(signer: Signer, request: dict[str, Any]) -> dict[str, Any]:
+    """A request for the public keys of deposit keys (chains.signers.SeedSigner.public_keys)."""
+    code, start, count = request.get("code"), request.get("start"), request.get("count")
+    if not isinstance(code, str) or not all(
+        isinstance(value, int) and not isinstance(value, bool) for value in (start, count)
+    ):
+        return {"error": "a public_keys request is one JSON object with code, start and count"}
+    export = getattr(signer, "public_keys", None)
+    if export is None:
+        return {"error": "this signer exports no public keys"}
+    try:
+        found = export(code, start, count)
+    except PayoutRefused as exc:
+        logger.warning("signer: refused %s public keys: %s", code, exc)
+        return {"error": str(exc)}
+    except Exception:
+        logger.exception("signer: %s public keys failed", code)
+        return {"error": "the signer could not export these public keys"}
+    logger.info("signer: exported %s %s public keys from index %s", len(found), code, start)
+    return {"keys": list(found)}
 
 
 def serve(signer: Signer, path: str, *, ready: Any = None, deadline: float = READ_DEADLINE) -> None:

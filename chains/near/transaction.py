@@ -157,7 +157,7 @@ class Transaction:
             raise NearCodecError("actions is empty: a transaction that does nothing still costs gas")
         for action in self.actions:
             if not isinstance(action, Transfer | DeleteAccount):
-                raise NearCodecError(f"action {type(action).__name__} is not one Kassa builds")
+                raise NearCodecError(f"actions holds a {type(action).__name__}, not an action Kassa builds")
 
     def encode(self) -> bytes:
         out = bytearray()
@@ -209,10 +209,9 @@ def sign(tx: Transaction, private_key: bytes) -> bytes:
     A key that is not the transaction's own is refused: nearcore would reject the signature anyway, and
     only after the payout was recorded as sent.
     """
-    key = Ed25519PrivateKey.from_private_bytes(_key32(private_key, "private key"))
-    if key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw) != tx.public_key:
+    if ed25519_public_key(private_key) != tx.public_key:
         raise NearCodecError("the private key does not belong to the transaction's public_key")
-    return tx.encode() + bytes([ED25519]) + key.sign(tx.hash())
+    return tx.encode() + bytes([ED25519]) + ed25519_sign(private_key, tx.hash())
 
 
 def decode_signed(data: bytes) -> tuple[Transaction, bytes]:
@@ -227,10 +226,25 @@ def decode_signed(data: bytes) -> tuple[Transaction, bytes]:
 
 def verify(tx: Transaction, signature: bytes) -> bool:
     """Whether `signature` is tx.public_key's ed25519 signature of tx.hash()."""
+    return ed25519_verify(tx.public_key, tx.hash(), signature)
+
+
+def ed25519_public_key(private_key: bytes) -> bytes:
+    """The public key of a 32-byte RFC 8032 private key (seed)."""
+    key = Ed25519PrivateKey.from_private_bytes(_key32(private_key, "private key"))
+    return key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+
+
+def ed25519_sign(private_key: bytes, message: bytes) -> bytes:
+    """Plain RFC 8032 ed25519 of `message`; NEAR passes the transaction's sha256 as the message."""
+    return Ed25519PrivateKey.from_private_bytes(_key32(private_key, "private key")).sign(message)
+
+
+def ed25519_verify(public_key: bytes, message: bytes, signature: bytes) -> bool:
     if not isinstance(signature, bytes) or len(signature) != 64:
         return False
     try:
-        Ed25519PublicKey.from_public_bytes(tx.public_key).verify(signature, tx.hash())
+        Ed25519PublicKey.from_public_bytes(_key32(public_key, "public key")).verify(signature, message)
     except (InvalidSignature, ValueError):
         return False
     return True

@@ -9,7 +9,8 @@ import sys
 from bip_utils import Bip39MnemonicGenerator
 
 from chains.derivation import DEVELOPMENT_MNEMONIC, development_xpub
-from chains.seed_keys import chain_xpubs, line
+from chains.near.keys import HOT_PATH, development_hot_public_key
+from chains.seed_keys import PATHS, chain_xpubs, line
 from chains.solana.keys import development_address
 from chains.ton.keys import development_public_key
 from tests.workers import ROOT
@@ -22,6 +23,8 @@ def test_the_development_seed_gives_the_development_keys_of_every_family() -> No
     assert keys["sol"] == development_address()
     assert keys["evm"] == development_xpub("evm")
     assert keys["tron"] == development_xpub("tron")
+    assert keys["near"] == development_hot_public_key().hex()
+    assert PATHS["near"] == HOT_PATH
 
 
 def test_it_runs_without_django_from_a_mnemonic_on_stdin_and_refuses_anything_else() -> None:

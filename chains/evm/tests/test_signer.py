@@ -88,10 +88,10 @@ def test_signer_seed_prints_the_chain_xpubs_its_seed_serves(tmp_path, monkeypatc
 
     [line] = [text for text in out.getvalue().splitlines() if text.startswith("CHAIN_XPUBS=")]
     settings.CHAIN_XPUBS = json.loads(line.removeprefix("CHAIN_XPUBS=").strip("'"))
-    assert set(settings.CHAIN_XPUBS) == {"evm", "tron", "ton", "sol"}
+    assert set(settings.CHAIN_XPUBS) == {"evm", "tron", "ton", "sol", "near"}
     assert " ".join(mnemonic.split()[:3]) not in out.getvalue()  # public keys only
     # Configured as printed, the signer process serves every family with this seed.
-    assert set(SeedSigner(mnemonic).signers) == {"evm", "tron", "ton", "sol"}
+    assert set(SeedSigner(mnemonic).signers) == {"evm", "tron", "ton", "sol", "near"}
 
 
 @pytest.mark.django_db(transaction=True)

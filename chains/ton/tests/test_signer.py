@@ -285,7 +285,7 @@ def test_a_withdrawal_is_signed_as_one_message_until_that_one_can_never_pay(with
 def test_the_key_is_slip10_m_44_607_0_and_matches_the_configured_public_key(settings):
     assert public_key_of(private_key(DEVELOPMENT_MNEMONIC)) == development_public_key()
     seed = SeedSigner(DEVELOPMENT_MNEMONIC)
-    assert set(seed.signers) == {"evm", "tron", "ton", "sol"}
+    assert set(seed.signers) == {"evm", "tron", "ton", "sol", "near"}
     assert seed.hot_addresses()["ton"] == house_display(HOUSE)
 
     other = str(Bip39MnemonicGenerator().FromWordsNumber(12))

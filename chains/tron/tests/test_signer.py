@@ -379,7 +379,7 @@ def test_a_configured_tron_key_of_another_seed_stops_the_signer_process(settings
     with pytest.raises(SeedMismatch, match=r"not the one behind CHAIN_XPUBS\['tron'\]"):
         SeedSigner(DEVELOPMENT_MNEMONIC)
     settings.CHAIN_XPUBS = {}
-    assert set(SeedSigner(DEVELOPMENT_MNEMONIC).signers) == {"evm", "tron", "ton", "sol"}
+    assert set(SeedSigner(DEVELOPMENT_MNEMONIC).signers) == {"evm", "tron", "ton", "sol", "near"}
 
 
 # --- on the devnet: what the signer signed is mined -----------------------------------------------------
