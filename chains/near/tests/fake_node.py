@@ -169,7 +169,7 @@ class FakeSigner:
         return SignedTx(txid=tx.txid(), raw=raw.hex(), fee=unsigned.fee, sender=tx.signer_id, nonce=tx.nonce)
 
 
-BACKEND = "chains.near.backend.NearBackend"  # "near" once chains.backend.BACKEND_PATHS names it
+BACKEND = "chains.near.backend.NearBackend"  # main names it "near" (chains.backend.BACKEND_PATHS)
 NODES = {"near": {"url": FakeNearNode.url, "network": "private"}}
 Near = tuple[NearBackend, FakeNearNode, FakeSigner]
 
