@@ -5,9 +5,11 @@ signed by the NEAR signer (chains.near.signer) and driven by withdrawals.payouts
   landing first would void an earlier one built with a lower nonce. So a payout waits (`HotAccountBusy`,
   shown on the withdrawal, no alert) while an earlier payout of the hot account is stored and not settled;
   NEAR settles in seconds, so the queue moves at the payout monitor's pace.
-- **Built here, from the chain at `final`.** The nonce is the hot key's access-key nonce + 1, the block hash
-  the final block's. A named recipient that does not exist is refused (its receipt would fail and the
-  deposit come back, less the fees); an implicit one (64 hex) is created by the transfer, which costs more.
+- **Built here, from the chain at `final`.** The nonce is the next above both the hot key's access-key
+  nonce and the last one a stored payout took (a rebuild never reuses an expired payout's nonce, so the
+  pipeline's nonce book never refuses it); the block hash is the final block's. A named recipient that
+  does not exist is refused (its receipt would fail and the deposit come back, less the fees); an implicit
+  one (64 hex) is created by the transfer, which costs more.
 - **Fees.** The gas of a Transfer's receipt (nearcore's runtime parameters: action receipt creation and
   transfer, send and execution; plus CreateAccount and a full-access AddKey when the transfer creates an
   implicit account, and nearcore's account creation charge) times the latest block's gas price times
@@ -27,6 +29,8 @@ from __future__ import annotations
 
 import logging
 from decimal import ROUND_UP, Context, Decimal
+
+from django.db.models import Max
 
 from chains.base import (
     BlockRef,
@@ -107,6 +111,17 @@ def storage_reserve(account: Account) -> int:
     return account.storage_usage * STORAGE_YOCTO_PER_BYTE
 
 
+def _last_nonce(code: str, hot: str) -> int:
+    """The highest nonce a stored payout of the hot account took (0: none). A payout rebuilt after its
+    predecessor expired unlanded takes the next one, not the same: the payout pipeline's nonce book
+    (chains.nonces, for a signer that reports its nonce) never gives a nonce out twice. NEAR takes any
+    nonce above the access key's; the expired one can never land (its block hash is too old)."""
+    found = ChainTx.objects.filter(code=code, kind=ChainTx.Kind.PAYOUT, sender=hot).aggregate(
+        top=Max("nonce")
+    )
+    return int(found["top"] or 0)
+
+
 class NearPayouts:
     """The payout half of NearBackend; `node(code)` is the scanner's, `hot_address(code)` the backend's."""
 
@@ -164,7 +179,7 @@ class NearPayouts:
         tx = Transaction(
             signer_id=hot,
             public_key=config.hot_key,
-            nonce=key.nonce + 1,
+            nonce=max(key.nonce, _last_nonce(code, hot)) + 1,
             receiver_id=payment.to,
             block_hash=transaction.b58decode(final.hash),
             actions=(Transfer(amount),),

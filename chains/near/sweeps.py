@@ -67,14 +67,14 @@ def near_sweep(code: str) -> None:
         if _pending(code, account):
             continue
         try:
-            sweep = _open(backend, config, account, index)
+            opened = _open(backend, config, account, index)
         except ChainUnavailable:
             raise
         except Exception:
             logger.exception("a sweep of %s %s could not be opened; the others go on", code, account)
             continue
-        if sweep is not None:
-            _guarded(sweep, partial(_send_sweep, backend, config, sweep))
+        if opened is not None:
+            _guarded(opened, partial(_send_sweep, backend, config, opened))
 
 
 def _pending(code: str, account: str) -> bool:

@@ -65,7 +65,10 @@ class FakeNearNode:
                 chunks=(),
             )
 
-    def fund(self, account: str, yocto: int, key: bytes | None = None, nonce: int = 0) -> None:
+    def fund(self, account: str, yocto: int, key: bytes | None = None, nonce: int | None = None) -> None:
+        """Pay `account` (an implicit one is created with its key, whose nonce starts at height x 10^6)."""
+        if nonce is None:
+            nonce = self.height * 10**6
         found = self.accounts.setdefault(account, FakeAccount(amount=0))
         found.amount += yocto
         public = (
@@ -166,7 +169,7 @@ class FakeSigner:
         return SignedTx(txid=tx.txid(), raw=raw.hex(), fee=unsigned.fee, sender=tx.signer_id, nonce=tx.nonce)
 
 
-BACKEND = "chains.near.backend.NearBackend"  # "near" once chains.backend.BACKEND_PATHS names it
+BACKEND = "chains.near.backend.NearBackend"  # main names it "near" (chains.backend.BACKEND_PATHS)
 NODES = {"near": {"url": FakeNearNode.url, "network": "private"}}
 Near = tuple[NearBackend, FakeNearNode, FakeSigner]
 

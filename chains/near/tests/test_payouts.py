@@ -24,6 +24,12 @@ from chains.near.payouts import (
 )
 from chains.near.tests.fake_node import HOT, HOT_KEY, NEAR, near, pool_account
 from chains.near.transaction import Transaction, Transfer
+from payments.models import Company
+from tests.chain import fund
+from tests.factories import CompanyFactory
+from withdrawals import payouts
+from withdrawals.rules import WithdrawalItem
+from withdrawals.services import withdrawal_request
 
 RECIPIENT = pool_account(7)  # an implicit account: created by the transfer when it does not exist
 NAMED = "shop.near"
@@ -288,3 +294,27 @@ def test_no_fee_replacement(near):
 
     assert backend.bump("near", "x", FeeQuote(Decimal(1), "yocto/gas", "gas_price")) is None
     assert backend.child("near", "x", FeeQuote(Decimal(1), "yocto/gas", "gas_price")) is None
+
+
+def test_a_payout_expired_unknown_to_the_node_is_paid_again_once(near):
+    _backend, node, _ = near
+    node.fund(HOT, 10 * NEAR)
+    node.fund(RECIPIENT, NEAR)
+    company = CompanyFactory()
+    assert isinstance(company, Company)
+    fund(company, "near", Decimal("5"))
+    [withdrawal] = withdrawal_request(
+        company=company, items=[WithdrawalItem(asset="near", amount=Decimal("1.5"), to=RECIPIENT, tag="")]
+    )
+    [first] = payouts.payout_plan("near")  # stored; its broadcast never ran (a worker killed)
+
+    node.advance(node.validity + EXPIRED_MARGIN_BLOCKS + 1)
+    payouts.payout_monitor("near")
+
+    assert ChainTx.objects.get(pk=first).status == ChainTxStatus.FAILED
+    second = ChainTx.objects.exclude(pk=first).get()
+    assert second.status == ChainTxStatus.SIGNED
+    assert second.withdrawal_links.get().withdrawal_id == withdrawal.pk
+    assert second.nonce == ChainTx.objects.get(pk=first).nonce + 1  # the expired one's is never reused
+    payouts.payout_monitor("near")
+    assert ChainTx.objects.count() == 2
