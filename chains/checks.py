@@ -83,8 +83,8 @@ def check_chain_backends(**kwargs: Any) -> list[CheckMessage]:
                     hint=f"Set {variable} (the CHAIN_XPUBS or TON_DEPOSIT_ADDRESS environment variable) to "
                     'the public key (an account\'s extended public key; CHAIN_XPUBS["ton"]: the house '
                     "wallet's ed25519 key in hex; CHAIN_XPUBS[\"sol\"]: the receiving wallet's base58 public "
-                    'key; CHAIN_XPUBS["near"]: the hot key\'s ed25519 key in hex; TON_DEPOSIT_ADDRESS: an address) '
-                    "of a wallet you hold.",
+                    'key; CHAIN_XPUBS["near"]: the hot key\'s ed25519 key in hex; TON_DEPOSIT_ADDRESS: an '
+                    "address) of a wallet you hold.",
                     id="kassa.E005",
                 )
             )

@@ -51,6 +51,14 @@ def register_deposit_handler(owner: str, handler: DepositHandler) -> None:
     _handlers[owner] = handler
 
 
+def deposit_address_awaits_payment(address: DepositAddress) -> bool:
+    """Whether the owner of `address` still waits for a payment to it (an invoice that is not final): a
+    chain that deletes a swept deposit account (NEAR) leaves such an address alone. Owners without the
+    notion (static addresses: always open, and a late payment makes the account again) say no."""
+    awaits = getattr(_handlers.get(address.owner), "awaits_payment", None)
+    return bool(awaits(address)) if awaits is not None else False
+
+
 def _handler_for(deposit: Deposit) -> DepositHandler | None:
     return _handlers.get(deposit.deposit_address.owner if deposit.deposit_address else UNROUTED)
 

@@ -438,6 +438,10 @@ class InvoiceDepositHandler:
     def on_failed(self, deposit: Deposit) -> None:
         payment_settled(invoice_id=self._invoice_id(deposit), deposit=deposit)
 
+    def awaits_payment(self, address: DepositAddress) -> bool:
+        """The invoice of `address` is not final: a payment to it may still come (chains.deposits)."""
+        return Invoice.objects.filter(deposit_address=address).exclude(status__in=Invoice.FINAL).exists()
+
     @staticmethod
     def _invoice_id(deposit: Deposit) -> UUID:
         return Invoice.objects.values_list("pk", flat=True).get(deposit_address_id=deposit.deposit_address_id)

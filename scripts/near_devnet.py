@@ -3,7 +3,7 @@
 Against the JSON-RPC stub of the tests (`make near-devnet`: nearcore's documented answers over a small chain
 in process, not a NEAR node), whose faucet pays as a customer's wallet does:
 
-    .venv/bin/python scripts/near_devnet.py setup            # make and fund the hot account, print the environment
+    .venv/bin/python scripts/near_devnet.py setup      # make and fund the hot account, print the environment
     .venv/bin/python scripts/near_devnet.py pay ACCOUNT AMOUNT [--contract]
     .venv/bin/python scripts/near_devnet.py balance ACCOUNT
 
@@ -44,7 +44,11 @@ def _call(url: str, path: str, body: dict[str, Any] | None = None) -> Any:
 def setup(url: str) -> None:
     key = hot_public_key()
     hot = implicit_account(key)
-    _call(url, "devnet/account", {"account_id": hot, "balance": str(to_yocto(HOT_FUNDS)), "public_key": key.hex()})
+    _call(
+        url,
+        "devnet/account",
+        {"account_id": hot, "balance": str(to_yocto(HOT_FUNDS)), "public_key": key.hex()},
+    )
     info = _call(url, "devnet/info")
     print(f"# hot account {hot} made with {HOT_FUNDS} NEAR; the customer is {info['faucet']}")
     print("export CHAIN_BACKENDS='" + json.dumps({"near": "near"}) + "'")
@@ -62,7 +66,9 @@ def balance(url: str, account: str) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--url", default="http://127.0.0.1:3030", help="the stub (make near-devnet)")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("setup", help="make and fund the hot account, print the environment")

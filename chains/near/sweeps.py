@@ -27,6 +27,7 @@ from functools import partial
 
 from chains.backend import get_backend
 from chains.base import ChainUnavailable, PayoutHeld, SignedTx, UnsignedTx
+from chains.deposits import deposit_address_awaits_payment
 from chains.models import ChainTx, PoolKey, Sweep
 from chains.near import transaction
 from chains.near.backend import NearBackend
@@ -46,8 +47,7 @@ from chains.sweeps import (
     sweep_stored,
 )
 from core.offer import on_sandbox_backend
-from invoices.models import Invoice
-from payments.models import Deposit
+from payments.models import Deposit, DepositAddress
 
 logger = logging.getLogger(__name__)
 
@@ -80,13 +80,10 @@ def near_sweep(code: str) -> None:
 def _pending(code: str, account: str) -> bool:
     """A payment to `account` may still come or is on its way: its invoice is open, or a deposit to it is
     seen and not final."""
-    open_invoice = (
-        Invoice.objects.filter(deposit_address__address=account, deposit_address__tag="")
-        .exclude(status__in=Invoice.FINAL)
-        .exists()
-    )
-    seen = Deposit.objects.filter(address=account, status=Deposit.Status.SEEN).exists()
-    return open_invoice or seen
+    owners = DepositAddress.objects.filter(route_key=account, tag="")
+    if any(deposit_address_awaits_payment(address) for address in owners):
+        return True
+    return Deposit.objects.filter(address=account, status=Deposit.Status.SEEN).exists()
 
 
 def _guarded(sweep: Sweep, step: Callable[[], None]) -> None:
