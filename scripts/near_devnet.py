@@ -33,6 +33,7 @@ from devnet_http import call  # noqa: E402  (beside this script)
 from chains.near.config import hot_public_key  # noqa: E402
 from chains.near.transaction import implicit_account  # noqa: E402
 from chains.near.units import from_yocto, to_yocto  # noqa: E402
+from core.money import number_text  # noqa: E402
 
 HOT_FUNDS = Decimal(100)  # NEAR the hot account gets: withdrawals and their gas leave from it
 
@@ -62,7 +63,7 @@ def pay(url: str, to: str, amount: Decimal, contract: bool) -> None:
 
 
 def balance(url: str, account: str) -> None:
-    print(from_yocto(int(_call(url, f"devnet/balance/{account}")["amount"])))
+    print(number_text(from_yocto(int(_call(url, f"devnet/balance/{account}")["amount"]))))
 
 
 def main() -> None:

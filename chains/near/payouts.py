@@ -5,9 +5,10 @@ signed by the NEAR signer (chains.near.signer) and driven by withdrawals.payouts
   landing first would void an earlier one built with a lower nonce. So a payout waits (`HotAccountBusy`,
   shown on the withdrawal, no alert) while an earlier payout of the hot account is stored and not settled;
   NEAR settles in seconds, so the queue moves at the payout monitor's pace.
-- **Built here, from the chain at `final`.** The nonce is the next above both the hot key's access-key
-  nonce and the last one a stored payout took (a rebuild never reuses an expired payout's nonce, so the
-  pipeline's nonce book never refuses it); the block hash is the final block's. A named recipient that
+- **Built here, from the chain at `final`.** The nonce is the hot key's access-key nonce + 1, read at each
+  build (no nonce book: the signer reports none, chains.near.signer); a rebuild after a payout expired
+  unlanded takes that same nonce again, which is safe: the expired one can never land (its block hash is
+  too old). The block hash is the final block's. A named recipient that
   does not exist is refused (its receipt would fail and the deposit come back, less the fees); an implicit
   one (64 hex) is created by the transfer, which costs more.
 - **Fees.** The gas of a Transfer's receipt (nearcore's runtime parameters: action receipt creation and
@@ -20,17 +21,16 @@ signed by the NEAR signer (chains.near.signer) and driven by withdrawals.payouts
   re-send) counts as sent; one refused as `Expired` is `Outcome.EXPIRED`; any other a refusal (re-sent,
   never rebuilt). Done at the chain's finality (`final_execution_status` FINAL), never at a count.
 - **Rebuilt once, or never.** `expired`: the block hash it names is older than the chain's
-  `transaction_validity_period` (+ `EXPIRED_MARGIN_BLOCKS`) at the final block, or the node no longer has
-  that block: no chunk can include it now. withdrawals.payouts rebuilds it then only if the node does not
-  know it. No fee replacement (`bump`, `child`: None) and nothing to release.
+  `transaction_validity_period` (+ `EXPIRED_MARGIN_BLOCKS`) at the final block: no chunk can include it
+  now; withdrawals.payouts rebuilds it then only if the node does not know it. A block hash the node does
+  not know is never taken for expired (a lagging node would say the same). No fee replacement (`bump`,
+  `child`: None) and nothing to release.
 """
 
 from __future__ import annotations
 
 import logging
 from decimal import ROUND_UP, Context, Decimal
-
-from django.db.models import Max
 
 from chains.base import (
     BlockRef,
@@ -111,17 +111,6 @@ def storage_reserve(account: Account) -> int:
     return account.storage_usage * STORAGE_YOCTO_PER_BYTE
 
 
-def _last_nonce(code: str, hot: str) -> int:
-    """The highest nonce a stored payout of the hot account took (0: none). A payout rebuilt after its
-    predecessor expired unlanded takes the next one, not the same: the payout pipeline's nonce book
-    (chains.nonces, for a signer that reports its nonce) never gives a nonce out twice. NEAR takes any
-    nonce above the access key's; the expired one can never land (its block hash is too old)."""
-    found = ChainTx.objects.filter(code=code, kind=ChainTx.Kind.PAYOUT, sender=hot).aggregate(
-        top=Max("nonce")
-    )
-    return int(found["top"] or 0)
-
-
 class NearPayouts:
     """The payout half of NearBackend; `node(code)` is the scanner's, `hot_address(code)` the backend's."""
 
@@ -179,7 +168,7 @@ class NearPayouts:
         tx = Transaction(
             signer_id=hot,
             public_key=config.hot_key,
-            nonce=max(key.nonce, _last_nonce(code, hot)) + 1,
+            nonce=key.nonce + 1,
             receiver_id=payment.to,
             block_hash=transaction.b58decode(final.hash),
             actions=(Transfer(amount),),
@@ -247,13 +236,17 @@ class NearPayouts:
 
     def expired(self, code: str, raw: str) -> bool:
         """Its block hash is older than the chain's validity period (by EXPIRED_MARGIN_BLOCKS) at the final
-        block, or no longer known to the node (garbage collected): no chunk can include it now. Whether the
+        block: no chunk can include it now. Whether the
         node holds the transaction itself is the caller's question: it may be in a block already."""
         tx, _ = transaction.decode_signed(bytes.fromhex(raw))
         node = self.node(code)
         block = node.block(transaction.b58encode(tx.block_hash))
         if block is None:
-            return True
+            # Not known here: garbage collected (days old), or a node behind the one that gave it (a
+            # provider's pool). Never guessed expired: a rebuild next to a transaction that can still land
+            # would pay twice. It is sent again until a node that has the block says.
+            logger.warning("near: the node does not know the block hash of %s; not expired", tx.txid())
+            return False
         return node.final_block().height - block.height > self._validity(node) + EXPIRED_MARGIN_BLOCKS
 
     def _validity(self, node: NearNode) -> int:

@@ -166,10 +166,12 @@ class FakeSigner:
         tx = Transaction.decode(base64.b64decode(request["tx"]))
         private = HOT_KEY[0] if request["purpose"] == "payout" else keys.pool_key(SEED, request["index"])[0]
         raw = transaction.sign(tx, private)
-        return SignedTx(txid=tx.txid(), raw=raw.hex(), fee=unsigned.fee, sender=tx.signer_id, nonce=tx.nonce)
+        return SignedTx(
+            txid=tx.txid(), raw=raw.hex(), fee=unsigned.fee, sender=tx.signer_id, nonce=None
+        )  # as NearSigner
 
 
-BACKEND = "chains.near.backend.NearBackend"  # main names it "near" (chains.backend.BACKEND_PATHS)
+BACKEND = "near"
 NODES = {"near": {"url": FakeNearNode.url, "network": "private"}}
 Near = tuple[NearBackend, FakeNearNode, FakeSigner]
 
