@@ -33,7 +33,7 @@ KICK_KEY = "deposit-addresses:watch-asked:{}"  # set for 30 s once the extension
 class AddressesNotReady(DomainError):
     status = 503
     code = "deposit_addresses_unavailable"
-    default_detail = "New deposit addresses are being prepared on the node; try again in a minute."
+    default_detail = "New deposit addresses are being prepared; try again in a minute."
     retry_after = 60
 
 
@@ -57,7 +57,7 @@ def deposit_address_allocate(*, company: Company, code: str, owner: str) -> Depo
         if limit is not None and index > limit:
             _ask_to_watch(asset.code)
             raise AddressesNotReady(
-                f"New {asset.code} deposit addresses are being prepared on the node; try again in a minute."
+                f"New {asset.code} deposit addresses are being prepared; try again in a minute."
             )
         if limit is not None and limit - index < WATCH_AHEAD // 2 and _first_ask(asset.code):
             transaction.on_commit(partial(_ask_to_watch, asset.code))  # once per 30 s, not per address
