@@ -20,12 +20,15 @@ import logging
 from django.db import transaction
 from django.db.models import Max
 
+from alerts.services import alert_raise, alert_resolve
+from chains.base import PayoutHeld, PayoutRefused
 from chains.deposit_addresses import AddressesNotReady
 from chains.models import PoolKey
 
 logger = logging.getLogger(__name__)
 
 FAMILY = "near"
+ALERT = "deposit_keys_unavailable"
 EXPORT_BATCH = 500  # keys per request to the signer (its answer stays far below the socket's line limit)
 
 
@@ -45,21 +48,34 @@ def exported_until() -> int:
 
 
 def top_up(code: str, upto_index: int) -> int:
-    """Ask the signer for the public keys up to `upto_index` that the pool lacks; the index now held to."""
+    """Ask the signer for the public keys up to `upto_index` that the pool lacks; the index now held to.
+
+    The signer down (or refusing) never stops the chain scan that asks: the pool keeps what it holds, the
+    `deposit_keys_unavailable` alert tells a person (new invoices wait for keys once those run out), and
+    the next scan asks again; the alert resolves itself once the signer answers."""
     from chains.near.signer import get_signer
 
     held = exported_until()
     signer = get_signer()
     while held < upto_index:
         count = min(EXPORT_BATCH, upto_index - held)
-        keys = signer.public_keys(code, held + 1, count)
-        _check(keys, count)
+        try:
+            keys = signer.public_keys(code, held + 1, count)
+            _check(keys, count)
+        except (PayoutHeld, PayoutRefused, ValueError) as exc:  # SignerUnavailable is a PayoutHeld
+            alert_raise(
+                kind=ALERT,
+                key=code,
+                message=f"{code}: the signer did not give deposit keys past index {held}: {exc}",
+            )
+            return held
         with transaction.atomic():
             PoolKey.objects.bulk_create(
                 [PoolKey(family=FAMILY, index=held + 1 + n, public_key=key) for n, key in enumerate(keys)]
             )
         held += count
         logger.info("%s: the deposit key pool now holds keys up to index %s", code, held)
+    alert_resolve(kind=ALERT, key=code)
     return held
 
 

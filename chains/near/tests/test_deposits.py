@@ -2,7 +2,8 @@
 invoice gets an implicit account from the signer's key pool; a payment is decided by its receipt (a
 contract's receipt made blocks after its transaction too) and credited once its block is final, never
 before; a failed receipt credits nothing, a refund from `system` is no payment; skipped heights and a
-carried-over chunk are read once, and a rescan credits nothing twice."""
+carried-over chunk are read once, and a rescan credits nothing twice; the signer down (no deposit keys to
+export) stops no scan and tells a person."""
 
 from __future__ import annotations
 
@@ -10,11 +11,15 @@ from decimal import Decimal
 
 import pytest
 
+from alerts.models import Alert, AlertStatus
 from chains.backend import get_backend
 from chains.derivation import DEVELOPMENT_MNEMONIC
-from chains.models import ChainCursor, PoolKey
-from chains.near import transaction
+from chains.evm.signer import SignerUnavailable
+from chains.models import ChainCursor, PoolKey, WatchRange
+from chains.near import pool, transaction
 from chains.near.keys import pool_public_keys, seed_of
+from chains.near.signer import get_signer
+from chains.scanning import WATCH_AHEAD
 from chains.tasks import chain_settled_watch_all
 from invoices.models import Invoice
 from payments.ledger import ledger_verify
@@ -139,3 +144,27 @@ def test_a_rescan_from_before_credits_nothing_twice(chain):
     assert Deposit.objects.filter(address=account, status="confirmed").count() == 2
     assert available(static.company, "near") == Decimal("0.75")
     assert ledger_verify() == []
+
+
+def test_a_signer_down_stops_no_scan_and_tells_a_person(chain, monkeypatch):
+    invoice = InvoiceFactory(code="near", total="10")  # an account from the pool topped up at setup
+    chain.pay(invoice.amount_due, invoice.deposit_address.address)
+
+    def down(*args: object) -> list[str]:
+        raise SignerUnavailable("/run/kassa/signer.sock: No such file or directory")
+
+    monkeypatch.setattr(get_signer(), "public_keys", down)
+    PoolKey.objects.filter(index__gt=invoice.deposit_address.derivation_index + 10).delete()
+    WatchRange.objects.filter(code="near").update(watched_until=pool.exported_until())
+
+    chain.scan(FINAL)  # the range is short: the scan asks for keys, the signer is down
+
+    invoice.refresh_from_db()
+    assert invoice.status == Invoice.Status.DONE  # the scan went on
+    alert = Alert.objects.get(kind=pool.ALERT, key="near")
+    assert alert.status == AlertStatus.OPEN and "signer.sock" in alert.message
+    assert pool.exported_until() < invoice.deposit_address.derivation_index + WATCH_AHEAD
+
+    monkeypatch.undo()  # the signer answers again
+    chain.scan()
+    assert Alert.objects.get(pk=alert.pk).status == AlertStatus.RESOLVED
