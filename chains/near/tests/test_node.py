@@ -1,4 +1,4 @@
-"""The NEAR client on a fake HTTP layer answering as nearcore does (recorded.py): requests, reads, refusals."""
+"""The NEAR client on a fake HTTP layer answering as nearcore does (recorded.py): requests, reads, errors."""
 
 from __future__ import annotations
 
