@@ -82,6 +82,8 @@ def rpc_error(method: str, error: dict[str, Any]) -> Exception:
     message = str(error.get("message") or error.get("name") or "error")
     data = error.get("data")
     if not isinstance(name, str):
+        if _invalid_tx(cause) is not None:  # ServerError::TxExecutionError as its own cause (no name)
+            return NearTxRefused(method, "INVALID_TRANSACTION", cause, message)
         return NearNodeUnavailable(f"{method}: {message}: {str(data)[:200]}")
     if name in NOT_FOUND:
         return NotFound(method, name, info, message)

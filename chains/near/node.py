@@ -48,12 +48,18 @@ class NearNode:
         self.url = url
 
     def call(self, method: str, params: dict[str, Any]) -> Any:
-        return self.rpc.call(method, params)
+        """The result; a "not found" where nothing can be missing (the final block while the node syncs,
+        send_tx's UNKNOWN_BLOCK...) is the node not able to answer now, a ChainUnavailable, never an
+        untyped error escaping a scan or a payout."""
+        try:
+            return self.rpc.call(method, params)
+        except NotFound as exc:
+            raise NearNodeUnavailable(str(exc)) from exc
 
     def _found(self, method: str, params: dict[str, Any]) -> Any:
         """The result, or None when the node says it does not know what was asked (yet)."""
         try:
-            return self.call(method, params)
+            return self.rpc.call(method, params)
         except NotFound:
             return None
 
@@ -138,4 +144,14 @@ class NearNode:
                 "finality": finality,
             },
         )
-        return None if found is None else AccessKey.parse(found)
+        if found is None or _unknown_access_key(found):
+            return None
+        return AccessKey.parse(found)
+
+
+def _unknown_access_key(found: Any) -> bool:
+    """nearcore answers an unknown access key as a RESULT, not an error, for backward compatibility
+    (chain/jsonrpc/src/lib.rs, process_query_response): {"error": "access key ed25519:... does not exist
+    while viewing", "logs": [], "block_height", "block_hash"}. Any other "error" result is no key's shape."""
+    error = obj(found, "view_access_key").get("error")
+    return isinstance(error, str) and error.startswith("access key ") and "does not exist" in error
