@@ -46,13 +46,16 @@ class PoolKey(models.Model):
     key serves one deposit address, and a deleted account's key never serves another."""
 
     family = models.CharField(max_length=16)
+    # The seed it is of, by the seed's hot public key (hex): after the operator moves to another seed, the
+    # keys of the old one are never handed out again (the new signer could not sweep them).
+    seed_key = models.CharField(max_length=64)
     index = models.PositiveBigIntegerField()
     public_key = models.CharField(max_length=64)  # 32 bytes in hex
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["family", "index"], name="pool_key_index_unique"),
+            models.UniqueConstraint(fields=["family", "seed_key", "index"], name="pool_key_index_unique"),
             models.UniqueConstraint(fields=["family", "public_key"], name="pool_key_unique"),
         ]
 

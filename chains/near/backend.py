@@ -12,10 +12,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from chains.backend import TAG_NONE, ChainBackend
+from chains.base import ScanResult
 from chains.near.config import near_config, uses_development_key
 from chains.near.payouts import NearPayouts
-from chains.near.pool import pool_account, top_up
+from chains.near.pool import pool_account, reconcile, top_up
 from chains.near.scanner import NearScanner
 from core.assets import get_asset
 from payments.models import Company
@@ -40,6 +43,10 @@ class NearBackend(NearScanner, NearPayouts, ChainBackend):
 
     def ensure_watched(self, code: str, upto_index: int) -> int:
         return top_up(code, upto_index)
+
+    def scan(self, code: str, cursor: dict[str, Any] | None) -> ScanResult:
+        reconcile(code)  # a change of seed: the next cycle exports the new seed's pool
+        return super().scan(code, cursor)
 
     def check_config(self, code: str) -> None:
         super().check_config(code)

@@ -11,6 +11,12 @@ index n" is "the pool holds keys up to n". Allocation never hands out an index p
 more when half of it is left, and answers "try again in a minute" past it), and beat's chain scan tops it
 up. Indexes come from the family's derivation counter, which never goes back: a key serves one deposit
 address, and a deleted (swept) account's key serves nobody else.
+
+Each key is kept with the seed it is of (by the seed's hot public key, `CHAIN_XPUBS["near"]`). When the
+operator moves to another seed, only keys of the configured one are handed out: the keys of the old seed,
+which the new signer could not sweep, serve no new invoice; the watched range is brought back to what the
+new seed has (`reconcile`, at each scan) and the pool is exported again from the new signer. Accounts
+handed out before keep being scanned, and sweeping them needs the old seed's signer.
 """
 
 from __future__ import annotations
@@ -18,12 +24,13 @@ from __future__ import annotations
 import logging
 
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Max, QuerySet
 
 from alerts.services import alert_raise, alert_resolve
 from chains.base import PayoutHeld, PayoutRefused
 from chains.deposit_addresses import AddressesNotReady
-from chains.models import PoolKey
+from chains.models import PoolKey, WatchRange
+from chains.near.config import hot_public_key
 
 logger = logging.getLogger(__name__)
 
@@ -32,19 +39,37 @@ ALERT = "deposit_keys_unavailable"
 EXPORT_BATCH = 500  # keys per request to the signer (its answer stays far below the socket's line limit)
 
 
+def _seed_keys() -> QuerySet[PoolKey]:
+    """The pool of the configured seed (its hot public key is CHAIN_XPUBS["near"])."""
+    return PoolKey.objects.filter(family=FAMILY, seed_key=hot_public_key().hex())
+
+
 def pool_account(code: str, index: int) -> str:
     """The deposit account of derivation index `index`; AddressesNotReady when the pool has no key there
     yet (the range is being topped up)."""
-    key = PoolKey.objects.filter(family=FAMILY, index=index).values_list("public_key", flat=True).first()
+    key = _seed_keys().filter(index=index).values_list("public_key", flat=True).first()
     if key is None:
         raise AddressesNotReady(f"New {code} deposit accounts are being prepared; try again in a minute.")
     return str(key)
 
 
 def exported_until() -> int:
-    """The highest index the pool holds a key for (-1: none)."""
-    found = PoolKey.objects.filter(family=FAMILY).aggregate(top=Max("index"))["top"]
+    """The highest index the configured seed's pool holds a key for (-1: none)."""
+    found = _seed_keys().aggregate(top=Max("index"))["top"]
     return -1 if found is None else int(found)
+
+
+def reconcile(code: str) -> None:
+    """The watched range says no more than the configured seed's pool holds: after a change of seed the
+    range of the old one would hand out indexes the new pool has no key for, and never ask for more."""
+    held = exported_until()
+    if WatchRange.objects.filter(code=code, watched_until__gt=held).update(watched_until=held):
+        logger.warning(
+            "%s: the deposit key pool holds keys up to index %s for the configured seed (CHAIN_XPUBS "
+            '["near"]); the watched range is brought back to it and the pool exported again',
+            code,
+            held,
+        )
 
 
 def top_up(code: str, upto_index: int) -> int:
@@ -55,7 +80,7 @@ def top_up(code: str, upto_index: int) -> int:
     the next scan asks again; the alert resolves itself once the signer answers."""
     from chains.near.signer import get_signer
 
-    held = exported_until()
+    held, seed_key = exported_until(), hot_public_key().hex()
     signer = get_signer()
     while held < upto_index:
         count = min(EXPORT_BATCH, upto_index - held)
@@ -71,7 +96,10 @@ def top_up(code: str, upto_index: int) -> int:
             return held
         with transaction.atomic():
             PoolKey.objects.bulk_create(
-                [PoolKey(family=FAMILY, index=held + 1 + n, public_key=key) for n, key in enumerate(keys)]
+                [
+                    PoolKey(family=FAMILY, seed_key=seed_key, index=held + 1 + n, public_key=key)
+                    for n, key in enumerate(keys)
+                ]
             )
         held += count
         logger.info("%s: the deposit key pool now holds keys up to index %s", code, held)

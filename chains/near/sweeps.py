@@ -150,11 +150,12 @@ def _send_sweep(backend: NearBackend, config: NearConfig, sweep: Sweep) -> None:
 
 def _pool_key(sweep: Sweep) -> bytes:
     """The public key of the deposit account's pool key: the account is its implicit account."""
-    text = PoolKey.objects.get(family=FAMILY, index=sweep.derivation_index).public_key
-    key = bytes.fromhex(text)
-    if transaction.implicit_account(key) != sweep.address:
-        raise ValueError(f"pool key {sweep.derivation_index} is not the key of {sweep.address}")
-    return key
+    found = PoolKey.objects.filter(
+        family=FAMILY, index=sweep.derivation_index, public_key=sweep.address
+    ).values_list("public_key", flat=True)
+    if not found:
+        raise ValueError(f"no pool key {sweep.derivation_index} is the key of {sweep.address}")
+    return bytes.fromhex(found[0])
 
 
 def _follow(backend: NearBackend, sweep: Sweep, chain_tx: ChainTx) -> None:

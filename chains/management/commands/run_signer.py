@@ -11,8 +11,8 @@ from chains.signers import SeedMismatch, SeedSigner
 class Command(BaseCommand):
     help = (
         "The signer process: opens the sealed seed (--seed-file, passphrase from KASSA_SIGNER_PASSPHRASE), "
-        "checks it is the seed behind CHAIN_XPUBS['evm'], ['tron'], ['ton'], ['sol'] and ['near'], and signs only "
-        "what the database's stored plans allow, on a Unix socket (--socket)."
+        "checks it is the seed behind CHAIN_XPUBS['evm'], ['tron'], ['ton'], ['sol'] and ['near'], and signs "
+        "only what the database's stored plans allow, on a Unix socket (--socket)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:

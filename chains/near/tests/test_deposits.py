@@ -17,7 +17,7 @@ from chains.derivation import DEVELOPMENT_MNEMONIC
 from chains.evm.signer import SignerUnavailable
 from chains.models import ChainCursor, PoolKey, WatchRange
 from chains.near import pool, transaction
-from chains.near.keys import pool_public_keys, seed_of
+from chains.near.keys import hot_key, pool_public_keys, seed_of
 from chains.near.signer import get_signer
 from chains.scanning import WATCH_AHEAD
 from chains.tasks import chain_settled_watch_all
@@ -168,3 +168,29 @@ def test_a_signer_down_stops_no_scan_and_tells_a_person(chain, monkeypatch):
     monkeypatch.undo()  # the signer answers again
     chain.scan()
     assert Alert.objects.get(pk=alert.pk).status == AlertStatus.RESOLVED
+
+
+def test_after_a_change_of_seed_new_invoices_get_the_new_seeds_accounts_and_old_ones_still_pay(
+    chain, settings, monkeypatch
+):
+    old = InvoiceFactory(code="near", total="10")
+    other = seed_of("legal winner thank year wave sausage worth useful legal winner thank yellow")
+    settings.CHAIN_XPUBS = {"near": hot_key(other)[1].hex()}  # the operator moved to another seed
+
+    def new_signer(code: str, start: int, count: int) -> list[str]:
+        return [key.hex() for _, key in pool_public_keys(other, start, count)]
+
+    monkeypatch.setattr(get_signer(), "public_keys", new_signer)
+    chain.scan()  # the range is brought back to what the new seed's pool holds: nothing yet
+    chain.scan()  # and the new seed's pool exported
+
+    new = InvoiceFactory(code="near", total="10")
+    index = new.deposit_address.derivation_index
+    assert index > old.deposit_address.derivation_index  # never an index again
+    assert new.deposit_address.address == transaction.implicit_account(
+        dict(pool_public_keys(other, index, 1))[index]
+    )
+    chain.pay(old.amount_due, old.deposit_address.address)  # the old seed's account is still watched
+    chain.scan(FINAL)
+    old.refresh_from_db()
+    assert old.status == Invoice.Status.DONE

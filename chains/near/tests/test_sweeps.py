@@ -27,6 +27,7 @@ from tests.factories import InvoiceFactory
 
 __all__ = ["near"]  # the fixture
 POOL = 5
+HOT_KEY = keys.hot_key(SEED)[1].hex()  # the seed the pool is of
 _receipts = itertools.count()
 
 
@@ -34,7 +35,10 @@ _receipts = itertools.count()
 def pool(near):
     """The development seed's first pool keys exported, and watched: invoices get their accounts."""
     PoolKey.objects.bulk_create(
-        [PoolKey(family="near", index=i, public_key=keys.pool_key(SEED, i)[1].hex()) for i in range(POOL)]
+        [
+            PoolKey(family="near", seed_key=HOT_KEY, index=i, public_key=keys.pool_key(SEED, i)[1].hex())
+            for i in range(POOL)
+        ]
     )
     WatchRange.objects.create(code="near", watched_until=POOL - 1)
     return near
