@@ -2,19 +2,16 @@
 uses, every answer checked for Agave's shape (chains.solana.results), every error a typed exception
 (chains.solana.errors). Commitment is always sent, never left to a node's or provider's default.
 
-HTTP: one POST per call, JSON-RPC 2.0 with an id checked on the way back; answers read with the size and
-depth limits of chains.answers; numbers parsed exactly (a fraction is never a binary float, and a
-fraction where an integer belongs is refused). The optional API key goes in the `x-api-key` header; a
-provider that wants its key in the URL gets it there, with `url`.
+Transport: chains.jsonrpc (one POST per call, answers read with limits, numbers exact; a fraction where an
+integer belongs is refused here). Only an HTTP 200 is read as Agave's answer. The optional API key goes in
+the `x-api-key` header; a provider that wants its key in the URL gets it there, with `url`.
 """
 
 from __future__ import annotations
 
 import base64
 import itertools
-import json
 from collections.abc import Sequence
-from decimal import Decimal
 from typing import Any
 
 import requests
@@ -22,7 +19,7 @@ from solders.pubkey import Pubkey
 from solders.signature import Signature
 from solders.transaction import VersionedTransaction
 
-from chains.answers import limited_session
+from chains.jsonrpc import READ_TIMEOUT_SECONDS, JsonRpcClient
 from chains.solana.errors import NodeAnswerError, SolanaNodeUnavailable, rpc_error
 from chains.solana.results import (
     COMMITMENTS,
@@ -39,13 +36,12 @@ from chains.solana.results import (
     u64,
 )
 
-CONNECT_TIMEOUT_SECONDS = 3
-READ_TIMEOUT_SECONDS = 15
 API_KEY_HEADER = "x-api-key"
 MAX_SIGNATURES_FOR_ADDRESS = 1_000
 MAX_SIGNATURE_STATUSES = 256
 MAX_PRIORITIZATION_ADDRESSES = 128
 PACKET_DATA_SIZE = 1_232
+AGAVE_ANSWER_STATUSES = frozenset({200})  # Agave answers even its errors with 200: any other is not the node
 
 
 class SolanaNode:
@@ -59,62 +55,34 @@ class SolanaNode:
         timeout: float = READ_TIMEOUT_SECONDS,
         session: requests.Session | None = None,
     ) -> None:
-        if not url.startswith(("http://", "https://")):
-            raise ValueError("a Solana node's url is http(s)://host:port")
+        self.rpc = JsonRpcClient(
+            url,
+            unavailable=SolanaNodeUnavailable,
+            malformed=NodeAnswerError,
+            error=self._error,
+            answer_statuses=AGAVE_ANSWER_STATUSES,
+            headers={API_KEY_HEADER: api_key} if api_key else None,
+            timeout=timeout,
+            session=session,
+        )
         self.url = url
-        self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if api_key:
-            self._headers[API_KEY_HEADER] = api_key
-        self._timeout = (CONNECT_TIMEOUT_SECONDS, timeout)
-        self._session = session or limited_session()  # answers capped in size and depth (chains.answers)
-        self._ids = itertools.count(1)
 
     # --- transport -----------------------------------------------------------------------------------
 
     def call(self, method: str, params: Sequence[Any] = ()) -> Any:
         """The `result` of `method(params)`, or the typed exception of its error (chains.solana.errors)."""
-        request_id = next(self._ids)
-        body = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": list(params)}
-        where = f"{self._shown_url()}: {method}"
-        try:
-            response = self._session.post(
-                self.url, data=json.dumps(body).encode(), headers=self._headers, timeout=self._timeout
-            )
-        except requests.RequestException as exc:
-            raise SolanaNodeUnavailable(f"{where}: {type(exc).__name__}") from exc
-        status = response.status_code
-        if status == 429:
-            raise SolanaNodeUnavailable(f"{where}: rate limited (HTTP 429)")
-        if status in (401, 403):
-            raise SolanaNodeUnavailable(
-                f"{where}: HTTP {status}: the node refused the request (its API key?)"
-            )
-        if status != 200:
-            raise SolanaNodeUnavailable(f"{where}: HTTP {status}")
-        try:
-            answer = json.loads(response.content, parse_float=Decimal)
-        except ValueError:
-            raise SolanaNodeUnavailable(f"{where}: HTTP 200, not JSON") from None
-        if not isinstance(answer, dict) or answer.get("jsonrpc") != "2.0":
-            raise SolanaNodeUnavailable(f"{where}: not a JSON-RPC 2.0 response")
-        if "error" in answer:
-            error = answer["error"]
-            if not isinstance(error, dict) or isinstance(error.get("code"), bool):
-                raise NodeAnswerError(f"{where}: an error that is not a JSON-RPC error object")
-            code, message = error.get("code"), error.get("message")
-            if not isinstance(code, int) or not isinstance(message, str):
-                raise NodeAnswerError(f"{where}: an error without an integer code and a message")
-            raise rpc_error(method, code, message, error.get("data"))
-        if answer.get("id") != request_id:
-            raise NodeAnswerError(f"{where}: the answer is to request {answer.get('id')!r}, not {request_id}")
-        if "result" not in answer:
-            raise NodeAnswerError(f"{where}: neither a result nor an error")
-        return answer["result"]
+        return self.rpc.call(method, list(params))
 
-    def _shown_url(self) -> str:
-        """The url without its path or query, which may carry a provider's key."""
-        scheme, _, rest = self.url.partition("://")
-        return f"{scheme}://{rest.split('/', 1)[0].split('?', 1)[0]}"
+    def _error(self, method: str, error: dict[str, Any]) -> Exception:
+        """The typed exception of an error object; NodeAnswerError when it lacks Agave's integer code and
+        message (a bool is no code, though Python counts it an int)."""
+        where = f"{self.rpc.shown_url()}: {method}"
+        code, message = error.get("code"), error.get("message")
+        if isinstance(code, bool):
+            return NodeAnswerError(f"{where}: an error that is not a JSON-RPC error object")
+        if not isinstance(code, int) or not isinstance(message, str):
+            return NodeAnswerError(f"{where}: an error without an integer code and a message")
+        return rpc_error(method, code, message, error.get("data"))
 
     # --- the chain -----------------------------------------------------------------------------------
 
