@@ -7,19 +7,17 @@ a provider answers a missing key)."""
 from __future__ import annotations
 
 import json
-import threading
 import traceback
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from tests import devnet_server
+from tests.devnet_server import API_KEY_HEADER as API_KEY_HEADER  # the fixtures' and __main__'s
+from tests.devnet_server import DevnetServer, JsonHandler
 from tests.near_devnet import controls
 from tests.near_devnet.chain import Chain
 from tests.near_devnet.errors import RpcError, internal, method_not_found, parse_error
 from tests.near_devnet.rpc import METHODS
-
-API_KEY_HEADER = "x-api-key"
 
 
 def answer_rpc(chain: Chain, body: bytes) -> tuple[int, dict[str, Any]]:
@@ -55,20 +53,14 @@ def _error(request_id: Any, error: RpcError) -> tuple[int, dict[str, Any]]:
     return status, {"jsonrpc": "2.0", "error": error.to_json(), "id": request_id}
 
 
-class Handler(BaseHTTPRequestHandler):
-    server: DevnetServer
-    protocol_version = "HTTP/1.1"
+class Handler(JsonHandler[Chain]):
     disable_nagle_algorithm = True  # else each small answer waits ~40 ms for a delayed ACK
-
-    def log_message(self, format: str, *args: Any) -> None:
-        if self.server.verbose:
-            super().log_message(format, *args)
 
     def do_GET(self) -> None:
         if not self._authorized():
             return
         path = urlsplit(self.path).path.strip("/")
-        chain = self.server.chain
+        chain = self.server.state
         with chain.lock:
             if path == "devnet/info":
                 self._send(200, controls.info(chain))
@@ -78,12 +70,11 @@ class Handler(BaseHTTPRequestHandler):
                 self._send(405 if path == "" else 404, {"error": f"GET /{path}: use POST / for JSON-RPC"})
 
     def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else b""
+        body = self._body()
         if not self._authorized():
             return
         path = urlsplit(self.path).path.strip("/")
-        chain = self.server.chain
+        chain = self.server.state
         if path == "":
             self._send(*answer_rpc(chain, body))
             return
@@ -103,45 +94,13 @@ class Handler(BaseHTTPRequestHandler):
             traceback.print_exc()
             self._send(500, {"error": f"{type(exc).__name__}: {exc}"})
 
-    def _authorized(self) -> bool:
-        expected = self.server.api_key
-        if expected is None or self.headers.get(API_KEY_HEADER) == expected:
-            return True
-        self._send(401, {"error": "Unauthorized: a valid x-api-key header is required"})
-        return False
 
-    def _send(self, status: int, body: Any) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+class Running(devnet_server.Running[Chain]):
+    """A NEAR devnet serving on `url` from a thread, its `chain` what the tests drive."""
 
-
-class DevnetServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(
-        self, chain: Chain, host: str, port: int, *, api_key: str | None = None, verbose: bool = False
-    ) -> None:
-        super().__init__((host, port), Handler)
-        self.chain, self.api_key, self.verbose = chain, api_key, verbose
-
-
-@dataclass
-class Running:
-    """A devnet serving on `url` from a thread; `stop()` shuts it down."""
-
-    url: str
-    chain: Chain
-    server: DevnetServer
-    thread: threading.Thread
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(timeout=10)
+    @property
+    def chain(self) -> Chain:
+        return self.server.state
 
 
 def start(
@@ -156,9 +115,5 @@ def start(
     """A fresh devnet (genesis) on `port` (0: a free one), served from a daemon thread."""
     if chain is None:
         chain = Chain() if validity is None else Chain(validity=validity)
-    server = DevnetServer(chain, host, port, api_key=api_key, verbose=verbose)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), name="near-devnet", daemon=True)
-    thread.start()
-    bound_host, bound_port = server.server_address[:2]
-    host_text = bound_host.decode() if isinstance(bound_host, bytes) else bound_host
-    return Running(f"http://{host_text}:{bound_port}", chain, server, thread)
+    server = DevnetServer(chain, Handler, host, port, api_key=api_key, verbose=verbose)
+    return Running.serve(server, name="near-devnet")

@@ -6,13 +6,13 @@ provider answers a missing key)."""
 from __future__ import annotations
 
 import json
-import threading
 import traceback
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
+from tests import devnet_server
+from tests.devnet_server import API_KEY_HEADER as API_KEY_HEADER  # the fixtures' and __main__'s
+from tests.devnet_server import DevnetServer, JsonHandler
 from tests.solana_devnet import controls
 from tests.solana_devnet.errors import (
     INVALID_PARAMS,
@@ -24,7 +24,6 @@ from tests.solana_devnet.errors import (
 from tests.solana_devnet.node import Devnet
 from tests.solana_devnet.rpc import METHODS
 
-API_KEY_HEADER = "x-api-key"
 INTERNAL_ERROR = -32603
 
 
@@ -72,31 +71,29 @@ def _error(request_id: Any, error: RpcError) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "error": error.to_json(), "id": request_id}
 
 
-class Handler(BaseHTTPRequestHandler):
-    server: DevnetServer
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        if self.server.verbose:
-            super().log_message(format, *args)
+class Handler(JsonHandler[Devnet]):
+    unauthorized = {
+        "jsonrpc": "2.0",
+        "error": {"code": -32401, "message": "invalid api key provided"},
+        "id": None,
+    }
 
     def do_GET(self) -> None:
         if not self._authorized():
             return
         path = urlsplit(self.path).path.strip("/")
         if path == "devnet/info":
-            with self.server.devnet.lock:
-                self._send(200, controls.info(self.server.devnet))
+            with self.server.state.lock:
+                self._send(200, controls.info(self.server.state, {}))
         else:
             self._send(405 if path == "" else 404, {"error": f"GET /{path}: use POST / for JSON-RPC"})
 
     def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else b""
+        body = self._body()
         if not self._authorized():
             return
         path = urlsplit(self.path).path.strip("/")
-        devnet = self.server.devnet
+        devnet = self.server.state
         if path == "":
             self._send(200, answer_rpc(devnet, body))
             return
@@ -116,48 +113,13 @@ class Handler(BaseHTTPRequestHandler):
             traceback.print_exc()
             self._send(500, {"error": f"{type(exc).__name__}: {exc}"})
 
-    def _authorized(self) -> bool:
-        expected = self.server.api_key
-        if expected is None or self.headers.get(API_KEY_HEADER) == expected:
-            return True
-        self._send(
-            401,
-            {"jsonrpc": "2.0", "error": {"code": -32401, "message": "invalid api key provided"}, "id": None},
-        )
-        return False
 
-    def _send(self, status: int, body: Any) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+class Running(devnet_server.Running[Devnet]):
+    """A Solana devnet serving on `url` from a thread, its `devnet` what the tests drive."""
 
-
-class DevnetServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(
-        self, devnet: Devnet, host: str, port: int, *, api_key: str | None = None, verbose: bool = False
-    ) -> None:
-        super().__init__((host, port), Handler)
-        self.devnet, self.api_key, self.verbose = devnet, api_key, verbose
-
-
-@dataclass
-class Running:
-    """A devnet serving on `url` from a thread; `stop()` shuts it down."""
-
-    url: str
-    devnet: Devnet
-    server: DevnetServer
-    thread: threading.Thread
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(timeout=10)
+    @property
+    def devnet(self) -> Devnet:
+        return self.server.state
 
 
 def start(
@@ -169,8 +131,5 @@ def start(
     devnet: Devnet | None = None,
 ) -> Running:
     """A fresh devnet (genesis) on `port` (0: a free one), served from a daemon thread."""
-    server = DevnetServer(devnet or Devnet(), host, port, api_key=api_key, verbose=verbose)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), name="solana-devnet", daemon=True)
-    thread.start()
-    bound_host, bound_port = server.server_address[:2]
-    return Running(f"http://{bound_host}:{bound_port}", server.devnet, server, thread)
+    server = DevnetServer(devnet or Devnet(), Handler, host, port, api_key=api_key, verbose=verbose)
+    return Running.serve(server, name="solana-devnet")

@@ -4,12 +4,11 @@ port) or by `python -m tests.tron_devnet`."""
 from __future__ import annotations
 
 import json
-import threading
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from tests import devnet_server
+from tests.devnet_server import DevnetServer, JsonHandler
 from tests.tron_devnet import api
 from tests.tron_devnet.encoding import DecodeError
 from tests.tron_devnet.node import Devnet
@@ -17,22 +16,14 @@ from tests.tron_devnet.node import Devnet
 TRONGRID_TRC20 = ("v1", "accounts", "transactions", "trc20")
 
 
-class Handler(BaseHTTPRequestHandler):
-    server: DevnetServer
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        if self.server.verbose:
-            super().log_message(format, *args)
-
+class Handler(JsonHandler[Devnet]):
     def do_GET(self) -> None:
         url = urlsplit(self.path)
         self._answer(url.path, dict(parse_qsl(url.query)))
 
     def do_POST(self) -> None:
         url = urlsplit(self.path)
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else b""
+        body = self._body()
         try:
             fields = json.loads(body) if body.strip() else {}
         except ValueError:
@@ -45,7 +36,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _answer(self, path: str, fields: dict[str, Any]) -> None:
         parts = path.strip("/").split("/")
-        devnet = self.server.devnet
+        devnet = self.server.state
         if len(parts) == 5 and (parts[0], parts[1], parts[3], parts[4]) == TRONGRID_TRC20:
             self._call(lambda: api.trc20_history(devnet, parts[2], fields))
             return
@@ -71,14 +62,6 @@ class Handler(BaseHTTPRequestHandler):
                     200, {"Error": f"class java.lang.IllegalArgumentException : {type(exc).__name__}: {exc}"}
                 )
 
-    def _send(self, status: int, body: Any) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
 
 def _locked(devnet: Devnet, handler: api.Handler, fields: dict[str, Any], visible: bool) -> Any:
     # One request at a time sees and changes the chain: a read never meets half a block.
@@ -86,33 +69,14 @@ def _locked(devnet: Devnet, handler: api.Handler, fields: dict[str, Any], visibl
         return handler(devnet, fields, visible)
 
 
-class DevnetServer(ThreadingHTTPServer):
-    daemon_threads = True
+class Running(devnet_server.Running[Devnet]):
+    """A TRON devnet serving on `url` from a thread, its `devnet` what the tests drive."""
 
-    def __init__(self, devnet: Devnet, host: str, port: int, *, verbose: bool = False) -> None:
-        super().__init__((host, port), Handler)
-        self.devnet, self.verbose = devnet, verbose
-
-
-@dataclass
-class Running:
-    """A devnet serving on `url` from a thread; `stop()` shuts it down."""
-
-    url: str
-    devnet: Devnet
-    server: DevnetServer
-    thread: threading.Thread
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(timeout=10)
+    @property
+    def devnet(self) -> Devnet:
+        return self.server.state
 
 
 def start(host: str = "127.0.0.1", port: int = 0, *, verbose: bool = False) -> Running:
     """A fresh devnet (genesis) on `port` (0: a free one), served from a daemon thread."""
-    server = DevnetServer(Devnet(), host, port, verbose=verbose)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), name="tron-devnet", daemon=True)
-    thread.start()
-    bound_host, bound_port = server.server_address[:2]
-    return Running(f"http://{bound_host}:{bound_port}", server.devnet, server, thread)
+    return Running.serve(DevnetServer(Devnet(), Handler, host, port, verbose=verbose), name="tron-devnet")
