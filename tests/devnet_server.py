@@ -1,6 +1,7 @@
 """The HTTP plumbing the chain devnets share (tests.near_devnet, tests.solana_devnet, tests.tron_devnet): a
-threading server holding one devnet's state, a handler answering JSON, and a `Running` devnet served from a
-daemon thread on a free port. Routes and answers stay each devnet's own: they copy a different node.
+threading server holding one devnet's state, a handler answering JSON (with the `POST /devnet/<name>`
+controls the tests drive a devnet by), and a `Running` devnet served from a daemon thread on a free port.
+The node's own routes and answers stay each devnet's: they copy a different node.
 
 With `api_key`, a request must carry it in `x-api-key`, else HTTP 401 with the handler's `unauthorized`
 body (the answer of the provider that devnet stands in for)."""
@@ -9,13 +10,24 @@ from __future__ import annotations
 
 import json
 import threading
+import traceback
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, ClassVar, Generic, Self, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar
 
 API_KEY_HEADER = "x-api-key"
 
-State = TypeVar("State")
+
+class Locked(Protocol):
+    """A devnet's state: one request at a time holds its lock, so none sees half a block."""
+
+    @property
+    def lock(self) -> AbstractContextManager[Any]: ...
+
+
+State = TypeVar("State", bound=Locked)
 
 
 class JsonHandler(BaseHTTPRequestHandler, Generic[State]):
@@ -41,6 +53,28 @@ class JsonHandler(BaseHTTPRequestHandler, Generic[State]):
             return True
         self._send(401, self.unauthorized)
         return False
+
+    def _control(
+        self, path: str, body: bytes, controls: Mapping[str, Callable[[State, dict[str, Any]], Any]]
+    ) -> None:
+        """POST /devnet/<name>: the control's own JSON, run under the state's lock; HTTP 404 for no such
+        control, 400 for a bad request, 500 (and the traceback on stderr) for a devnet bug."""
+        control = controls.get(path.removeprefix("devnet/")) if path.startswith("devnet/") else None
+        if control is None:
+            self._send(404, {"error": f"no such path on the devnet: /{path}"})
+            return
+        state = self.server.state
+        try:
+            fields = json.loads(body) if body.strip() else {}
+            if not isinstance(fields, dict):
+                raise ValueError("the body is a JSON object")
+            with state.lock:
+                self._send(200, control(state, fields))
+        except (ValueError, KeyError, TypeError) as exc:
+            self._send(400, {"error": f"{type(exc).__name__}: {exc}"})
+        except Exception as exc:
+            traceback.print_exc()
+            self._send(500, {"error": f"{type(exc).__name__}: {exc}"})
 
     def _send(self, status: int, body: Any) -> None:
         data = json.dumps(body).encode()

@@ -6,7 +6,6 @@ provider answers a missing key)."""
 from __future__ import annotations
 
 import json
-import traceback
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -93,25 +92,10 @@ class Handler(JsonHandler[Devnet]):
         if not self._authorized():
             return
         path = urlsplit(self.path).path.strip("/")
-        devnet = self.server.state
         if path == "":
-            self._send(200, answer_rpc(devnet, body))
-            return
-        control = controls.CONTROLS.get(path.removeprefix("devnet/")) if path.startswith("devnet/") else None
-        if control is None:
-            self._send(404, {"error": f"no such path on the devnet: /{path}"})
-            return
-        try:
-            fields = json.loads(body) if body.strip() else {}
-            if not isinstance(fields, dict):
-                raise ValueError("the body is a JSON object")
-            with devnet.lock:
-                self._send(200, control(devnet, fields))
-        except (ValueError, KeyError, TypeError) as exc:
-            self._send(400, {"error": f"{type(exc).__name__}: {exc}"})
-        except Exception as exc:
-            traceback.print_exc()
-            self._send(500, {"error": f"{type(exc).__name__}: {exc}"})
+            self._send(200, answer_rpc(self.server.state, body))
+        else:
+            self._control(path, body, controls.CONTROLS)
 
 
 class Running(devnet_server.Running[Devnet]):
