@@ -382,3 +382,8 @@ class SandboxTransaction(models.Model):
 
     def __str__(self) -> str:
         return f"{self.code} {self.txid}"
+
+
+# The company's people, in their own module (payments.team); imported here so that Django finds them.
+from payments.team import Invitation as Invitation  # noqa: E402
+from payments.team import Membership as Membership  # noqa: E402

@@ -23,7 +23,8 @@ from core import keys
 from core.assets import BASE_ASSETS
 from core.errors import FieldError, ValidationFailed
 from core.ssrf import UnsafeWebhookUrl, validate_webhook_url
-from payments.models import Company, FeePayer
+from payments.models import Company, FeePayer, Membership
+from payments.roles import OWNER
 
 TOKEN_PREFIX = "kassa_pk_"  # noqa: S105 - a prefix, not a secret
 SECRET_PREFIX = "whsec_"  # noqa: S105 - a prefix, not a secret
@@ -71,6 +72,7 @@ def company_create(*, owner: User, name: str, logo_url: str = "") -> MerchantCre
                     token_rotated_at=timezone.now(),
                     signing_secret_encrypted=keys.encrypt(secret),
                 )
+                Membership.objects.create(company=company, user=owner, role=OWNER)
             return MerchantCredentials(company=company, public_token=token, signing_secret=secret)
         except IntegrityError:
             if attempt == 4:

@@ -54,14 +54,15 @@ def audit_record(
 
 
 def company_of(user: Any) -> Company | None:
-    """The company a dashboard user owns (one per company), if any."""
+    """The company a dashboard user is a member of (one per user), if any."""
     if user is None or getattr(user, "pk", None) is None:
         return None
-    return Company.objects.filter(owner_id=user.pk).first()
+    return Company.objects.filter(members__user_id=user.pk).first()
 
 
 def audit_user(request: HttpRequest | None, user: Any, action: str, detail: str = "") -> AuditEvent | None:
-    """Record `action` for the company `user` owns; nothing for a user without one (staff, unknown)."""
+    """Record `action` for the company `user` is a member of; nothing for a user without one (staff,
+    unknown)."""
     company = company_of(user)
     if company is None:
         return None

@@ -26,7 +26,8 @@ from chains.static_deposits import static_address_get_or_create
 from core.assets import get_asset
 from invoices.models import Invoice
 from invoices.services import ItemInput, invoice_create, invoice_fill
-from payments.models import Company, Deposit, DepositAddress, StaticDepositAddress
+from payments.members import member_add
+from payments.models import Company, Deposit, DepositAddress, Membership, StaticDepositAddress
 from payments.services import MerchantCredentials, merchant_create
 from payments.tokens import IssuedToken, api_token_create
 from security import recovery, totp
@@ -71,6 +72,23 @@ class UserFactory(_ServiceFactory):
     def _create(cls, model_class: type, *, email: str, password: str | None, **extra: Any) -> Any:
         email = email.strip().lower()
         return get_user_model().objects.create_user(username=email, email=email, password=password, **extra)
+
+
+class MemberFactory(_ServiceFactory):
+    """A member of `company` with `role` (a new user of its own), by `member_add`."""
+
+    class Meta:
+        model = Membership
+
+    company = factory.SubFactory("tests.factories.CompanyFactory")
+    role = "viewer"
+    email = factory.Sequence(lambda n: f"member{n}@shop.test")
+
+    @classmethod
+    def _create(
+        cls, model_class: type, *, company: Company, role: str, email: str, **extra: Any
+    ) -> Membership:
+        return member_add(company=company, user=UserFactory(email=email), role=role)
 
 
 class MerchantFactory(factory.Factory):

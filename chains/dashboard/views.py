@@ -27,7 +27,7 @@ from core.offer import sandbox_codes
 from payments.dashboard.forms.base import add_field_errors
 from payments.dashboard.selectors import deposit_list_for_company
 from payments.dashboard.views.common import merchant_view
-from payments.models import Company
+from payments.models import Company, Membership
 
 
 def _require_sandbox() -> list[str]:
@@ -137,7 +137,8 @@ def chain_status_view(request: HttpRequest) -> HttpResponse:
     """Staff only: where each chain stands (node, cursor, lag, payout wallet, open alerts)."""
     if not request.user.is_staff:
         raise Http404("No such page.")
-    company = Company.objects.filter(owner_id=request.user.pk).first()
+    membership = Membership.objects.filter(user_id=request.user.pk).select_related("company").first()
+    company = membership.company if membership else None
     rows = chain_status()
     hot: dict[str, list[str]] = {}
     for row in rows:

@@ -148,10 +148,10 @@ class MerchantPasswordResetForm(PasswordResetForm):
     an account; past that nothing is sent and the page says what it always says."""
 
     def get_users(self, email: str) -> Any:
-        from payments.models import Company
+        from payments.models import Membership
 
         users = get_user_model()._default_manager.filter(email__iexact=email, is_active=True)
-        merchants = set(Company.objects.filter(owner__in=users).values_list("owner_id", flat=True))
+        merchants = set(Membership.objects.filter(user__in=users).values_list("user_id", flat=True))
         return (
             user
             for user in users

@@ -13,7 +13,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 
 from core.keyset import KeysetPage, keyset_page, parse_position
-from payments.models import Company
+from payments.models import Company, Membership
+from payments.roles import ROLE_LABELS, may, route_permission
 
 P = ParamSpec("P")
 MerchantView = Callable[Concatenate[HttpRequest, Company, P], HttpResponseBase]
@@ -30,8 +31,9 @@ def account_view(view: AccountView[P]) -> Callable[Concatenate[HttpRequest, P], 
 
     @wraps(view)
     def wrapped(request: HttpRequest, *args: P.args, **kwargs: P.kwargs) -> HttpResponseBase:
-        company = Company.objects.filter(owner_id=request.user.pk).first()
-        return view(request, company, *args, **kwargs)
+        membership = Membership.objects.filter(user=request.user).select_related("company").first()  # type: ignore[misc]
+        request.member_role = membership.role if membership else None  # type: ignore[attr-defined]
+        return view(request, membership.company if membership else None, *args, **kwargs)
 
     return never_cache(login_required(wrapped))  # type: ignore[return-value]
 
@@ -51,8 +53,20 @@ def merchant_view(view: MerchantView[P]) -> Callable[Concatenate[HttpRequest, P]
                 # An operator's account: its pages are the alerts and the chain status, not a merchant's.
                 return redirect("dashboard:alerts")
             return render(request, "dashboard/no_company.html", status=403)
+        route = request.resolver_match.view_name if request.resolver_match else ""
+        needed = route_permission(route, request.method or "GET")
+        role = getattr(request, "member_role", None) or ""
+        if needed is None or not may(role, needed):
+            # Default deny: a route the role table does not name is nobody's (payments.roles).
+            return render(
+                request,
+                "dashboard/not_for_role.html",
+                {"company": company, "role": ROLE_LABELS.get(role, role), "needed": needed or "?"},
+                status=403,
+            )
         return view(request, company, *args, **kwargs)
 
+    wrapped.merchant_route = True  # type: ignore[attr-defined]  # what tests/test_roles.py walks
     return account_view(wrapped)
 
 

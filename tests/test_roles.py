@@ -1,0 +1,84 @@
+"""Every dashboard route and action, walked as a member of each role: each role reaches exactly what the
+role table says (payments.roles, the table of docs/dashboard.md), and a merchant route the table does not
+name is refused to everyone. Reached means the guard let it through (the page, a redirect, a form error,
+a 404 for an object that does not exist); refused means the "not for your role" page, and nothing done."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from django.urls import URLPattern, URLResolver, get_resolver
+
+from payments.roles import PERMISSIONS, ROLES, ROUTES, may, route_permission
+from tests.factories import CompanyFactory, MemberFactory
+
+ARGS = {  # a value for each URL parameter: the guard decides before any object is looked up
+    "invoice_id": str(uuid.uuid4()),
+    "event_id": str(uuid.uuid4()),
+    "uid": "001-1",
+    "code": "btc",
+    "token_id": "1",
+    "address_id": "1",
+    "token": "x" * 20,
+}
+
+
+def _merchant_routes() -> dict[str, URLPattern]:
+    """Every dashboard URL whose view is behind the merchant guard, by its name."""
+    found: dict[str, URLPattern] = {}
+
+    def walk(patterns: list[URLPattern | URLResolver], namespace: str) -> None:
+        for pattern in patterns:
+            if isinstance(pattern, URLResolver):
+                walk(pattern.url_patterns, pattern.namespace or namespace)
+            elif getattr(pattern.callback, "merchant_route", False):
+                found[f"{namespace}:{pattern.name}"] = pattern
+
+    walk(get_resolver().url_patterns, "")
+    return found
+
+
+def _path(route: str) -> str:
+    from django.urls import reverse
+
+    pattern = _merchant_routes()[route]
+    names = list(pattern.pattern.regex.groupindex)
+    return reverse(route, kwargs={name: ARGS[name] for name in names})
+
+
+def test_every_merchant_route_is_in_the_role_table():
+    routes = set(_merchant_routes())
+
+    assert routes - set(ROUTES) == set(), "a merchant page no role table names: nobody may open it"
+    assert set(ROUTES) - routes == set(), "the role table names a route that does not exist"
+
+
+def test_an_owner_may_do_everything_and_a_viewer_only_read():
+    assert PERMISSIONS["owner"] >= {needed for pair in ROUTES.values() for needed in pair}
+    assert {
+        needed for route in ROUTES if (needed := route_permission(route, "POST")) and may("viewer", needed)
+    } == {"read"}
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_each_role_reaches_exactly_what_the_table_says(client, db, role):
+    company = CompanyFactory()
+    member = MemberFactory(company=company, role=role) if role != "owner" else company.members.get()
+    client.force_login(member.user)
+    wrong, served = [], set()
+    for route in sorted(ROUTES):
+        path = _path(route)
+        for method in ("GET", "POST"):
+            response = client.get(path) if method == "GET" else client.post(path, {})
+            if response.status_code == 405:
+                continue  # the route does not serve this method (an action is a POST): nothing done
+            served.add(route)
+            refused = response.status_code == 403 and "dashboard/not_for_role.html" in [
+                t.name for t in response.templates
+            ]
+            allowed = may(role, route_permission(route, method) or "")
+            if refused == allowed:
+                wrong.append(f"{method} {route}: {'refused' if refused else 'reached'}")
+    assert wrong == [], "\n".join(wrong)
+    assert served == set(ROUTES)
