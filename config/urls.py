@@ -49,6 +49,7 @@ class SchemaApi(SpectacularAPIView):
 
 api_patterns: list[URLPattern | URLResolver] = [
     path("", include("payments.api.urls")),
+    path("", include("accounts.api.urls")),  # the company's members (scope team)
     path("", include("chains.api.urls_deposits")),
     path("", include("chains.api.urls")),
     path("", include("webhooks.api.urls")),

@@ -38,10 +38,28 @@ PERMISSIONS: dict[str, frozenset[str]] = {
     VIEWER: frozenset({READ}),
 }
 
+# Every API endpoint needs exactly one of these for each method (`required_scopes` on the view); a scope
+# never implies another, so a token holds exactly what its list says.
+SCOPES: dict[str, str] = {
+    "invoices:read": "List and read invoices",
+    "invoices:write": "Create invoices and accept underpaid ones",
+    "withdrawals:read": "List and read withdrawals and the automatic withdrawal rules",
+    "withdrawals:write": "Withdraw, refund invoices, change automatic withdrawals (moves money)",
+    "balances:read": "Read balances",
+    "addresses:write": "Get static deposit addresses",
+    "webhooks:read": "List and read webhook events",
+    "webhooks:write": "Redeliver webhook events",
+    "settings:read": "Read company settings (underpayment limits)",
+    "settings:write": "Change the webhook URL, the redirect URL and the underpayment limits",
+    "sandbox": "The sandbox endpoints (deployments with the sandbox on)",
+    "team": "List members and invitations, invite, change roles, remove members (owners and admins only)",
+}
+ALL_SCOPES = frozenset(SCOPES)
+
 # The scopes a member's new API token may not carry: never more than the member may do in the dashboard
 # (a role without API may create no token at all).
 TOKEN_SCOPES_WITHHELD: dict[str, frozenset[str]] = {
-    DEVELOPER: frozenset({"withdrawals:write"}),  # moves money: the developer has no payouts
+    DEVELOPER: frozenset({"withdrawals:write", "team"}),  # moves money; manages people: neither is theirs
 }
 
 # dashboard route -> (permission to read it, permission to act on it)
@@ -88,6 +106,11 @@ ROUTES: dict[str, tuple[str, str]] = {
     "dashboard:withdrawal_policy": (READ, POLICY),
     "dashboard:payout_address_new": (POLICY, POLICY),
     "dashboard:payout_address_delete": (POLICY, POLICY),
+    "dashboard:team": (TEAM, TEAM),
+    "dashboard:team_invite": (TEAM, TEAM),
+    "dashboard:team_role": (TEAM, TEAM),
+    "dashboard:team_remove": (TEAM, TEAM),
+    "dashboard:team_invite_revoke": (TEAM, TEAM),
 }
 
 
@@ -97,8 +120,6 @@ def may(role: str, permission: str) -> bool:
 
 def token_scopes(role: str) -> frozenset[str]:
     """The scopes a token made by a member of `role` may carry."""
-    from payments.tokens import ALL_SCOPES  # payments.tokens reads the models, which read the roles
-
     if not may(role, API):
         return frozenset()
     return ALL_SCOPES - TOKEN_SCOPES_WITHHELD.get(role, frozenset())

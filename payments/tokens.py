@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
+from typing import Any
 from uuid import UUID
 
 from django.db import IntegrityError, transaction
@@ -21,26 +22,13 @@ from django.utils import timezone
 
 from core.errors import FieldError, NotFound, ValidationFailed
 from payments.models import ApiToken, Company
+from payments.roles import ALL_SCOPES as ALL_SCOPES
+from payments.roles import SCOPES as SCOPES
 from payments.services import token_hash
 
 SCOPED_TOKEN_PREFIX = "kassa_tk_"  # noqa: S105 - a prefix, not a secret
 
-# Every API endpoint needs exactly one of these for each method (`required_scopes` on the view); a scope
-# never implies another, so a token holds exactly what its list says.
-SCOPES: dict[str, str] = {
-    "invoices:read": "List and read invoices",
-    "invoices:write": "Create invoices and accept underpaid ones",
-    "withdrawals:read": "List and read withdrawals and the automatic withdrawal rules",
-    "withdrawals:write": "Withdraw, refund invoices, change automatic withdrawals (moves money)",
-    "balances:read": "Read balances",
-    "addresses:write": "Get static deposit addresses",
-    "webhooks:read": "List and read webhook events",
-    "webhooks:write": "Redeliver webhook events",
-    "settings:read": "Read company settings (underpayment limits)",
-    "settings:write": "Change the webhook URL, the redirect URL and the underpayment limits",
-    "sandbox": "The sandbox endpoints (deployments with the sandbox on)",
-}
-ALL_SCOPES = frozenset(SCOPES)
+# The scopes live beside the roles that cap them (payments.roles); named here too, where tokens are made.
 
 NAME_MAX = ApiToken._meta.get_field("name").max_length or 100
 MAX_NETWORKS = 32
@@ -146,9 +134,16 @@ def _duplicate_name(name: str) -> ValidationFailed:
 
 @transaction.atomic
 def api_token_create(
-    *, company_id: UUID | str, name: str, scopes: Iterable[str], allowed_networks: Iterable[str] = ()
+    *,
+    company_id: UUID | str,
+    name: str,
+    scopes: Iterable[str],
+    allowed_networks: Iterable[str] = (),
+    created_by: Any = None,
 ) -> IssuedToken:
-    """Issue a named token; its clear text is returned once and only its hash is kept."""
+    """Issue a named token; its clear text is returned once and only its hash is kept. `created_by`: the
+    member who asked for it (None: the command line); what a member's role allows is the caller's check
+    (payments.roles.token_scopes)."""
     spec = api_token_rules_check(name=name, scopes=scopes, allowed_networks=allowed_networks)
     # The company row lock orders concurrent creations, so the live-token cap and the name check hold.
     company = Company.objects.select_for_update().get(pk=company_id)
@@ -169,6 +164,7 @@ def api_token_create(
                 token_prefix=_display_prefix(secret),
                 scopes=spec.scopes,
                 allowed_networks=spec.allowed_networks,
+                created_by=created_by,
             )
     except IntegrityError as exc:  # the partial unique index, should the lock ever be bypassed
         raise _duplicate_name(spec.name) from exc

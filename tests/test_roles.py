@@ -21,6 +21,8 @@ ARGS = {  # a value for each URL parameter: the guard decides before any object 
     "token_id": "1",
     "address_id": "1",
     "token": "x" * 20,
+    "member_id": "1",
+    "invitation_id": str(uuid.uuid4()),
 }
 
 

@@ -6,6 +6,7 @@ from django.urls import URLPattern, URLResolver, path, reverse_lazy
 
 from accounts.dashboard.views import accounts, registration
 from accounts.dashboard.views import settings as settings_views
+from accounts.dashboard.views import team as team_views
 from accounts.dashboard.views import tokens as token_views
 
 account_patterns: list[URLPattern | URLResolver] = [
@@ -45,4 +46,14 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("settings/api/secret/", settings_views.secret_set, name="secret_set"),
     path("settings/api/webhook/", settings_views.webhook_url_set, name="webhook_url"),
     path("settings/api/webhook/test/", settings_views.webhook_test, name="webhook_test"),
+    path("team/", team_views.team, name="team"),
+    path("team/invite/", team_views.team_invite_view, name="team_invite"),
+    path("team/members/<int:member_id>/role/", team_views.team_role, name="team_role"),
+    path("team/members/<int:member_id>/remove/", team_views.team_remove_view, name="team_remove"),
+    path(
+        "team/invitations/<uuid:invitation_id>/revoke/",
+        team_views.team_invite_revoke_view,
+        name="team_invite_revoke",
+    ),
+    path("invite/<str:token>/", team_views.team_accept_view, name="team_accept"),  # public: the mailed link
 ]

@@ -8,7 +8,7 @@ from django import forms
 
 from core.errors import ValidationFailed
 from payments.dashboard.forms.base import add_field_errors
-from payments.tokens import SCOPES, api_token_rules_check
+from payments.tokens import ALL_SCOPES, SCOPES, api_token_rules_check
 
 
 class ApiTokenForm(forms.Form):
@@ -34,8 +34,25 @@ class ApiTokenForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 3, "class": "mono", "spellcheck": "false"}),
     )
 
+    def __init__(
+        self, *args: Any, allowed: frozenset[str] = ALL_SCOPES, role: str = "", **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.allowed = allowed  # payments.roles.token_scopes of the member's role
+        self.role = role
+
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
+        beyond = [
+            scope for scope in data.get("scopes") or [] if scope in SCOPES and scope not in self.allowed
+        ]
+        if beyond:
+            self.add_error(
+                "scopes",
+                f"Your role ({self.role or 'none'}) may not give a token {', '.join(beyond)}: "
+                "a token never does more than the member who makes it.",
+            )
+            return data
         try:
             data["spec"] = api_token_rules_check(
                 name=data.get("name", ""),
@@ -49,4 +66,8 @@ class ApiTokenForm(forms.Form):
 
     def scope_rows(self) -> list[tuple[Any, str]]:
         """Each checkbox with what its scope allows."""
-        return [(box, SCOPES[str(box.data["value"])]) for box in self["scopes"]]
+        return [
+            (box, SCOPES[str(box.data["value"])])
+            for box in self["scopes"]
+            if box.data["value"] in self.allowed
+        ]

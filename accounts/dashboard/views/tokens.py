@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -14,7 +15,8 @@ from accounts.dashboard.forms.tokens import ApiTokenForm
 from core.errors import NotFound, ValidationFailed
 from payments.dashboard.forms.base import add_field_errors
 from payments.dashboard.views.common import merchant_view, pop_once, show_once
-from payments.models import Company
+from payments.models import ApiToken, Company
+from payments.roles import ROLE_LABELS, token_scopes
 from payments.selectors import api_token_list_for_company
 from payments.tokens import api_token_create, api_token_describe, api_token_revoke
 from security.audit import audit_record
@@ -23,12 +25,27 @@ from security.dashboard.step_up import step_up_required
 NEW_API_TOKEN = "api_token"  # noqa: S105 - a session key name, not a secret
 
 
+def _form(request: HttpRequest, data: Any = None) -> ApiTokenForm:
+    """Only the scopes the member's role may hand out (payments.roles.token_scopes)."""
+    role = str(getattr(request, "member_role", "") or "")
+    return ApiTokenForm(data, allowed=token_scopes(role), role=ROLE_LABELS.get(role, role))
+
+
+def _with_creators(tokens: list[ApiToken]) -> list[ApiToken]:
+    """Each token's `creator` e-mail ("" for the company's own or a command-line token), in one query."""
+    ids = {token.created_by_id for token in tokens if token.created_by_id}
+    emails = dict(get_user_model()._default_manager.filter(pk__in=ids).values_list("pk", "email"))
+    for token in tokens:
+        token.creator = emails.get(token.created_by_id, "")  # type: ignore[attr-defined]
+    return tokens
+
+
 def _page(request: HttpRequest, company: Company, form: ApiTokenForm | None = None) -> HttpResponse:
     context: dict[str, Any] = {
         "company": company,
         "nav": "api",
-        "tokens": api_token_list_for_company(company=company),
-        "form": form or ApiTokenForm(),
+        "tokens": _with_creators(api_token_list_for_company(company=company)),
+        "form": form or _form(request),
         "new_token": pop_once(request, NEW_API_TOKEN),
     }
     return render(request, "accounts/api_tokens.html", context)
@@ -47,7 +64,7 @@ def api_tokens(request: HttpRequest, company: Company) -> HttpResponse:
 @merchant_view
 @step_up_required
 def api_token_new(request: HttpRequest, company: Company) -> HttpResponse:
-    form = ApiTokenForm(request.POST)
+    form = _form(request, request.POST)
     if form.is_valid():
         spec = form.cleaned_data["spec"]
         try:
@@ -57,6 +74,7 @@ def api_token_new(request: HttpRequest, company: Company) -> HttpResponse:
                     name=spec.name,
                     scopes=spec.scopes,
                     allowed_networks=spec.allowed_networks,
+                    created_by=request.user,
                 )
                 audit_record(
                     request, company=company, action="token.create", detail=api_token_describe(issued.token)
