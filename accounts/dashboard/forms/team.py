@@ -51,7 +51,7 @@ class AcceptSignupForm(forms.Form):
             self.add_error("password2", "The two passwords differ.")
         elif first:
             try:
-                validate_password(first, user=_Named(self.email))
+                validate_password(first, user=_Named(self.email))  # type: ignore[arg-type]
             except forms.ValidationError as exc:
                 self.add_error("password1", exc)
         return data

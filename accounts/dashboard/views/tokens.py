@@ -36,7 +36,7 @@ def _with_creators(tokens: list[ApiToken]) -> list[ApiToken]:
     ids = {token.created_by_id for token in tokens if token.created_by_id}
     emails = dict(get_user_model()._default_manager.filter(pk__in=ids).values_list("pk", "email"))
     for token in tokens:
-        token.creator = emails.get(token.created_by_id, "")  # type: ignore[attr-defined]
+        token.creator = emails.get(token.created_by_id or 0, "")  # type: ignore[attr-defined]
     return tokens
 
 
