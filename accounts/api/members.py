@@ -18,6 +18,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.team import team_invite, team_invite_revoke, team_remove, team_set_role
+from core.api.pagination import PAGE_PARAMETERS, KassaPagination, page_serializer
 from core.api.validation import validated
 from payments.auth import ApiCredential, current_company
 from payments.members import invitation_list_open, member_list_for_company
@@ -73,12 +74,17 @@ class MemberRoleInputSerializer(serializers.Serializer):
 
 class CompanyMemberListApi(APIView):
     required_scopes = {"GET": "team", "POST": "team"}
-    pagination_class = None
 
-    @extend_schema(responses={200: MemberOutputSerializer(many=True)}, summary="Members, oldest first")
+    @extend_schema(
+        parameters=PAGE_PARAMETERS,
+        responses={200: page_serializer("MemberPage", MemberOutputSerializer)},
+        summary="Members, oldest first",
+    )
     def get(self, request: Request) -> Response:
         members = member_list_for_company(company=current_company(request))
-        return Response(MemberOutputSerializer(members, many=True).data)
+        paginator = KassaPagination()
+        page = paginator.paginate_queryset(members, request, view=self)
+        return paginator.get_paginated_response(MemberOutputSerializer(page, many=True).data)
 
     @extend_schema(
         request=MemberInviteInputSerializer,
@@ -118,32 +124,43 @@ class CompanyMemberDetailApi(APIView):
         )
         return Response(MemberOutputSerializer(member).data)
 
-    @extend_schema(responses={204: None}, summary="Remove a member (their sessions end; their tokens stay)")
+    @extend_schema(
+        responses={200: MemberOutputSerializer},
+        summary="Remove a member (their sessions end; their tokens stay); answers the member as they were",
+    )
     def delete(self, request: Request, member_id: int) -> Response:
         role, user = _actor(request)
-        team_remove(request, company=current_company(request), member_id=member_id, actor_role=role, by=user)
-        return Response(status=204)
+        removed = team_remove(
+            request, company=current_company(request), member_id=member_id, actor_role=role, by=user
+        )
+        return Response({**MemberOutputSerializer(removed).data, "id": member_id})  # its row is gone
 
 
 class CompanyInvitationListApi(APIView):
     required_scopes = {"GET": "team"}
-    pagination_class = None
 
     @extend_schema(
-        responses={200: InvitationOutputSerializer(many=True)}, summary="Open invitations, newest first"
+        parameters=PAGE_PARAMETERS,
+        responses={200: page_serializer("InvitationPage", InvitationOutputSerializer)},
+        summary="Open invitations, newest first",
     )
     def get(self, request: Request) -> Response:
         invitations = invitation_list_open(company=current_company(request))
-        return Response(InvitationOutputSerializer(invitations, many=True).data)
+        paginator = KassaPagination()
+        page = paginator.paginate_queryset(invitations, request, view=self)
+        return paginator.get_paginated_response(InvitationOutputSerializer(page, many=True).data)
 
 
 class CompanyInvitationDetailApi(APIView):
     required_scopes = {"DELETE": "team"}
 
-    @extend_schema(responses={204: None}, summary="Revoke an open invitation (its link stops working)")
+    @extend_schema(
+        responses={200: InvitationOutputSerializer},
+        summary="Revoke an open invitation (its link stops working); answers the invitation",
+    )
     def delete(self, request: Request, invitation_id: UUID) -> Response:
         role, user = _actor(request)
-        team_invite_revoke(
+        invitation, _ = team_invite_revoke(
             request, company=current_company(request), invitation_id=invitation_id, actor_role=role, by=user
         )
-        return Response(status=204)
+        return Response(InvitationOutputSerializer(invitation).data)

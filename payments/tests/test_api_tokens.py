@@ -58,6 +58,12 @@ ENDPOINTS = [
     ("POST", "/api/sandbox/blocks", "sandbox"),
     ("POST", f"/api/sandbox/invoices/{ANY_ID}/expire", "sandbox"),
     ("POST", "/api/sandbox/withdrawals/001-1/reject", "sandbox"),
+    ("GET", "/api/company/members", "team"),
+    ("POST", "/api/company/members", "team"),
+    ("PATCH", "/api/company/members/1", "team"),
+    ("DELETE", "/api/company/members/1", "team"),
+    ("GET", "/api/company/invitations", "team"),
+    ("DELETE", f"/api/company/invitations/{ANY_ID}", "team"),
 ]
 
 

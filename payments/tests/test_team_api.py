@@ -34,11 +34,11 @@ def test_list_members(team_api, merchant):
     response = team_api.get(MEMBERS)
 
     assert response.status_code == 200
-    assert [(row["email"], row["role"]) for row in response.json()] == [
+    assert [(row["email"], row["role"]) for row in response.json()["results"]] == [
         ("owner@acme.test", "owner"),
         ("fin@shop.test", "finance"),
     ]
-    assert set(response.json()[0]) == {"id", "email", "role", "createdAt", "invitedBy"}
+    assert set(response.json()["results"][0]) == {"id", "email", "role", "createdAt", "invitedBy"}
 
 
 def test_invite_answers_the_invitation_never_its_token(
@@ -53,7 +53,7 @@ def test_invite_answers_the_invitation_never_its_token(
         body["email"] == "new@shop.test" and body["role"] == "developer" and "token" not in str(body).lower()
     )
     assert len(mailoutbox) == 1 and "/dashboard/invite/" in mailoutbox[0].body
-    assert team_api.get("/api/company/invitations").json()[0]["id"] == body["id"]
+    assert team_api.get("/api/company/invitations").json()["results"][0]["id"] == body["id"]
     assert AuditEvent.objects.filter(action="team.invite").count() == 1
 
 
@@ -64,7 +64,7 @@ def test_patch_and_delete_a_member(team_api, merchant):
     deleted = team_api.delete(f"{MEMBERS}/{member.pk}")
 
     assert patched.status_code == 200 and patched.json()["role"] == "finance"
-    assert deleted.status_code == 204
+    assert deleted.status_code == 200
     assert not Membership.objects.filter(pk=member.pk).exists()
     assert list(
         AuditEvent.objects.filter(action__startswith="team.").order_by("pk").values_list("action", flat=True)
@@ -110,9 +110,9 @@ def test_revoke_an_invitation(team_api):
 
     response = team_api.delete(f"/api/company/invitations/{invitation['id']}")
 
-    assert response.status_code == 204
+    assert response.status_code == 200
     assert Invitation.objects.get().revoked_at is not None
-    assert team_api.get("/api/company/invitations").json() == []
+    assert team_api.get("/api/company/invitations").json()["results"] == []
 
 
 def test_a_bad_role_is_a_problem(team_api, merchant):
