@@ -88,6 +88,7 @@ ROUTES: dict[str, tuple[str, str]] = {
     "dashboard:withdrawal_policy": (READ, POLICY),
     "dashboard:payout_address_new": (POLICY, POLICY),
     "dashboard:payout_address_delete": (POLICY, POLICY),
+    "dashboard:notification_settings": (READ, READ),  # each member their own; receipts need SETTINGS
 }
 
 
