@@ -27,6 +27,7 @@ logger = logging.getLogger("kassa.notifications")
 
 Status = Notification.Status
 POLL_BATCH = 100
+POLL_GRACE_SECONDS = 15  # a send message normally comes sooner: only older due rows are re-sent
 
 
 def _now() -> datetime:
@@ -52,7 +53,7 @@ def notifications_poll(*, limit: int = POLL_BATCH) -> int:
     """Beat: a send message for every due notification whose message was lost (or whose retry wait was
     longer than a countdown message may wait). Returns how many."""
     now = _now()
-    overdue = now - timedelta(seconds=settings.NOTIFICATION_POLL_GRACE_SECONDS)
+    overdue = now - timedelta(seconds=POLL_GRACE_SECONDS)
     ids = list(
         Notification.objects.filter(status=Status.PENDING, next_attempt_at__lte=overdue)
         .filter(Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lte=now))
@@ -69,10 +70,10 @@ def notification_message(notification: Notification) -> EmailMultiAlternatives:
     template = f"notifications/email/{notification.kind}"
     context = {**notification.context, "site": settings.BASE_URL}
     with translation.override(notification.language):
-        subject = render_to_string(f"{template}_subject.txt", context)
+        subject_text = render_to_string(f"{template}_subject.txt", context)
         text = render_to_string(f"{template}.txt", context)
         html = render_to_string(f"{template}.html", context)
-    subject = " ".join(subject.split())[:200]  # one line: no header injection from a name
+    subject = " ".join(subject_text.split())[:200]  # one line: no header injection from a name
     headers = {"X-Kassa-Notification-Id": str(notification.pk), "Content-Language": notification.language}
     message = EmailMultiAlternatives(subject, text, to=[notification.recipient], headers=headers)
     message.attach_alternative(html, "text/html")

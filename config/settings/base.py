@@ -248,13 +248,11 @@ elif env.str("EMAIL_URL", default=""):
     vars().update(env.email_url("EMAIL_URL"))
 EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=10)  # seconds: a hung mail server never holds a request
 
-# Members' e-mail notifications and clients' receipts (notifications/, docs/operations.md#notifications): an
-# outbox written with the event, sent by the worker. EMAIL_URL=off writes none. After attempt n fails, wait
-# schedule[n-1]; after the last the notification is failed (~1 day).
+# Members' notifications, clients' receipts (docs/operations.md#notifications; EMAIL_URL=off: none written).
+# After attempt n fails, wait schedule[n-1]; after the last the notification is failed (~1 day).
 NOTIFICATION_RETRY_SCHEDULE_SECONDS = [10, 60, 300, 900, 3600, 3 * 3600, 6 * 3600, 12 * 3600]
 NOTIFICATION_LEASE_SECONDS = 60  # one SMTP send, within EMAIL_TIMEOUT, holds its row this long
 NOTIFICATION_POLL_SECONDS = env.float("NOTIFICATION_POLL_SECONDS", default=30)
-NOTIFICATION_POLL_GRACE_SECONDS = 15
 
 # --- Security headers -----------------------------------------------------------------------------------
 # Content-Security-Policy on every response (django-csp): only this origin's scripts, styles and images,
