@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from alerts.services import alert_raise, alert_resolve
 from chains.base import BlockRef
+from notifications.events import notify_deposit_reversed
 from payments.models import Deposit
 
 logger = logging.getLogger(__name__)
@@ -46,6 +47,7 @@ def deposit_mark_reversed(deposit: Deposit) -> None:
             "the ledger was not changed"
         ),
     )
+    notify_deposit_reversed(deposit)  # the company's members, by e-mail, same commit
 
 
 @transaction.atomic

@@ -15,6 +15,7 @@ from config.metrics import views as metrics_views
 from core.api.renderers import KassaJSONRenderer
 from core.errors import api_not_found
 from invoices.dashboard import urls as invoice_pages
+from notifications.dashboard import urls as notification_pages
 from payments.dashboard import urls as money_pages
 from payments.security import redoc_view, swagger_ui_view
 from security.dashboard import urls as security_pages
@@ -74,6 +75,7 @@ dashboard_patterns: list[URLPattern | URLResolver] = [
     *sandbox_pages.urlpatterns,
     *security_pages.urlpatterns,
     *alert_pages.urlpatterns,
+    *notification_pages.urlpatterns,
 ]
 
 urlpatterns = [

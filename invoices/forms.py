@@ -26,8 +26,12 @@ class ProceedForm(forms.Form):
         error_messages={"required": _("Choose the currency you want to pay with.")},
     )
 
-    def __init__(self, *args: Any, codes: list[str], fixed_code: str = "", **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, codes: list[str], fixed_code: str = "", receipt: bool = False, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
+        if not receipt:  # a receipt is promised only when the merchant sends one (notifications)
+            self.fields["email"].help_text = _("In case the merchant needs to reach you about this payment.")
         self.fixed_code = fixed_code
         if fixed_code:
             del self.fields["asset"]

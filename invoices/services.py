@@ -40,6 +40,7 @@ from invoices.rules import (
     require_allowed,
     sandbox_can_drive,
 )
+from notifications.events import notify_invoice_changed
 from payments.ledger import ledger_credit
 from payments.models import Company, Deposit, DepositAddress, LedgerEntry
 from webhooks.models import WebhookEvent
@@ -91,6 +92,7 @@ def _transition(invoice: Invoice, name: str, *fields: str) -> None:
     invoice.status = _guard(invoice, name).target
     invoice.save(update_fields=["status", *fields, "updated_at"])
     webhook_publish_many([_event(invoice)])
+    notify_invoice_changed(invoice)  # members' e-mail and the client's receipt, same commit
     metrics.invoice_status(invoice.status)
 
 

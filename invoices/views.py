@@ -39,6 +39,7 @@ from invoices.payuri import carries_amount, link_only, payment_uri, qr_svg, type
 from invoices.rules import ACCEPTS_PAYMENT, allowed_codes, amount_still_due, sandbox_can_drive
 from invoices.selectors import invoice_deposits, invoice_get_public
 from invoices.services import TRANSITIONS, invoice_close, invoice_fill
+from notifications.preferences import receipts_enabled
 
 Status = Invoice.Status
 
@@ -231,7 +232,8 @@ def _context(invoice: Invoice, form: ProceedForm | None = None) -> dict[str, Any
     }
     if invoice.status == Status.CREATED:
         fixed = invoice.fixed_payment_code
-        context["form"] = form or ProceedForm(codes=codes, fixed_code=fixed)
+        receipt = receipts_enabled(company_id=invoice.company_id)
+        context["form"] = form or ProceedForm(codes=codes, fixed_code=fixed, receipt=receipt)
         context["fixed_asset"] = get_asset(fixed) if fixed else None
         context["asset_choices"] = [get_asset(code) for code in codes]
         context["no_assets"] = not fixed and not codes
@@ -269,7 +271,10 @@ def pay_page(request: HttpRequest, invoice_id: UUID) -> HttpResponse:
     if _throttled(request):
         return _render(request, invoice, status=429, page_error=gettext("Too many attempts. Wait a minute."))
     form = ProceedForm(
-        request.POST, codes=allowed_codes(invoice.company), fixed_code=invoice.fixed_payment_code
+        request.POST,
+        codes=allowed_codes(invoice.company),
+        fixed_code=invoice.fixed_payment_code,
+        receipt=receipts_enabled(company_id=invoice.company_id),
     )
     if not form.is_valid():
         return _render(request, invoice, form=form)

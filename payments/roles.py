@@ -111,6 +111,7 @@ ROUTES: dict[str, tuple[str, str]] = {
     "dashboard:team_role": (TEAM, TEAM),
     "dashboard:team_remove": (TEAM, TEAM),
     "dashboard:team_invite_revoke": (TEAM, TEAM),
+    "dashboard:notification_settings": (READ, READ),  # each member their own; receipts need SETTINGS
 }
 
 

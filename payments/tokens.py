@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -35,6 +35,8 @@ MAX_NETWORKS = 32
 MAX_LIVE_TOKENS = 50
 # "Last used" is a day-to-day hint for people, not an access log: a write per token per minute at most.
 TOUCH_EVERY = timedelta(minutes=1)
+# Called with each new token in its creation's transaction (notifications registers its e-mail to members).
+token_created_hooks: list[Callable[[ApiToken], None]] = []
 
 
 def _now() -> datetime:
@@ -168,6 +170,8 @@ def api_token_create(
             )
     except IntegrityError as exc:  # the partial unique index, should the lock ever be bypassed
         raise _duplicate_name(spec.name) from exc
+    for hook in token_created_hooks:
+        hook(token)
     return IssuedToken(token=token, secret=secret)
 
 

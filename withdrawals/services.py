@@ -50,6 +50,7 @@ from core.errors import FieldError, InvalidState, NotFound, UnsupportedAsset, Va
 from core.money import MONEY_CONTEXT, number_text
 from core.offer import is_sandbox
 from core.request_id import log_objects
+from notifications.events import notify_withdrawal_changed, notify_withdrawals_accepted
 from payments.ledger import InsufficientBalance, Numbering, ledger_hold_numbered, ledger_post, ledger_release
 from payments.models import Company, SandboxTransaction
 from webhooks.models import WebhookEvent
@@ -93,6 +94,7 @@ def _publish(withdrawal: Withdrawal, tx_hash: str = "") -> None:
         object_id=withdrawal.uid,
         body=_body(withdrawal, tx_hash),
     )
+    notify_withdrawal_changed(withdrawal)  # members' e-mail (done, rejected, held), same commit
 
 
 def _uid_numbering(company: Company) -> Numbering:
@@ -195,6 +197,7 @@ def withdrawal_accept(
     # The dispatcher, and one waiting message per code however many withdrawals (the planner batches them,
     # withdrawals.payouts), in one cache round trip. A lost message's work is found by the payout monitor.
     webhook_enqueue(events, also=[(PLAN_TASK, code) for code in codes])
+    notify_withdrawals_accepted(withdrawals)  # those the payout policy holds for an approval
     return withdrawals
 
 

@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "withdrawals",
     "security",
     "accounts",
+    "notifications",
     # Last: its ready() runs once every app above has registered its deployment checks (core.checks).
     "core",
 ]
@@ -178,6 +179,7 @@ CELERY_TASK_ROUTES = {
     "chains.tasks.*": {"queue": "chain"},
     "invoices.tasks.*": {"queue": "housekeeping"},
     "withdrawals.tasks.idempotency_keys_purge": {"queue": "housekeeping"},
+    "notifications.tasks.*": {"queue": "housekeeping"},  # as alerts' e-mail: the default queue
 }
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -245,6 +247,12 @@ if not EMAIL_ENABLED:
 elif env.str("EMAIL_URL", default=""):
     vars().update(env.email_url("EMAIL_URL"))
 EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=10)  # seconds: a hung mail server never holds a request
+
+# Members' notifications, clients' receipts (docs/operations.md#notifications; EMAIL_URL=off: none written).
+# After attempt n fails, wait schedule[n-1]; after the last the notification is failed (~1 day).
+NOTIFICATION_RETRY_SCHEDULE_SECONDS = [10, 60, 300, 900, 3600, 3 * 3600, 6 * 3600, 12 * 3600]
+NOTIFICATION_LEASE_SECONDS = 60  # one SMTP send, within EMAIL_TIMEOUT, holds its row this long
+NOTIFICATION_POLL_SECONDS = env.float("NOTIFICATION_POLL_SECONDS", default=30)
 
 # --- Security headers -----------------------------------------------------------------------------------
 # Content-Security-Policy on every response (django-csp): only this origin's scripts, styles and images,
@@ -422,6 +430,7 @@ IDEMPOTENCY_LEASE_SECONDS = env.int("IDEMPOTENCY_LEASE_SECONDS", default=60)
 _beat("payout-monitor", "withdrawals.tasks.payout_monitor_all", WITHDRAWAL_POLL_SECONDS)
 _beat("auto-withdrawal-sweep", "withdrawals.tasks.auto_withdrawal_sweep_due", AUTO_WITHDRAWAL_SWEEP_SECONDS)
 _beat("idempotency-keys-purge", "withdrawals.tasks.idempotency_keys_purge", 3600)
+_beat("notifications-poll", "notifications.tasks.notifications_poll", NOTIFICATION_POLL_SECONDS)
 # --- end Withdrawals ------------------------------------------------------------------------------------
 
 # --- Dashboard (payments/dashboard/) ----------------------------------------------------------------------
