@@ -41,12 +41,12 @@ def _locked_for(company: Company, uid: str) -> Withdrawal:
     return withdrawal
 
 
-def maker_may_approve(withdrawal: Withdrawal, approver: Any) -> bool:
+def maker_may_approve(company: Company, withdrawal: Withdrawal, approver: Any) -> bool:
     """`approver` may approve `withdrawal` as far as four eyes go: not its maker, or its maker while no other
     member may approve."""
     if withdrawal.requested_by_id is None or withdrawal.requested_by_id != approver.pk:
         return True
-    others = Membership.objects.filter(company_id=withdrawal.company_id, role__in=APPROVER_ROLES)
+    others = Membership.objects.filter(company=company, role__in=APPROVER_ROLES)
     return not others.exclude(user_id=approver.pk).exists()
 
 
@@ -64,7 +64,7 @@ def withdrawal_approve(*, company: Company, uid: str, approver: Any = None) -> W
         role = Membership.objects.filter(company=company, user_id=approver.pk).values_list("role", flat=True)
         if role.first() not in APPROVER_ROLES:
             raise Forbidden("Only an owner, an admin or a finance member approves withdrawals.")
-        if not maker_may_approve(withdrawal, approver):
+        if not maker_may_approve(company, withdrawal, approver):
             raise OwnWithdrawal(
                 "You made this withdrawal: another member who may approve (owner, admin or finance) "
                 "approves it."

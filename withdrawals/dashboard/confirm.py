@@ -138,7 +138,7 @@ def withdrawal_approve(request: HttpRequest, company: Company, uid: str) -> Http
         held = withdrawal_get_for_company(company=company, uid=uid)
     except NotFound as exc:
         raise Http404(exc.detail) from exc
-    if not maker_may_approve(held, request.user):
+    if not maker_may_approve(company, held, request.user):
         messages.error(request, OWN_REFUSED)
         return _back(uid)
     if not has_totp(request.user):
