@@ -161,6 +161,8 @@ def test_the_owner_and_an_admin_may_approve_a_finance_members_withdrawal(team):
 def test_an_api_withdrawal_has_no_maker_and_any_approver_approves_it(team):
     withdrawal = WithdrawalFactory(company=team["company"], amount=Decimal("0.002"), funded=False)
     assert withdrawal.requested_by is None and withdrawal.approval_required
+    page = text(_dash(team["maker"]).get(f"/dashboard/withdrawals/{withdrawal.uid}/"))
+    assert "Requested through the API: any owner, admin or finance member approves it" in page
 
     approved = _approve(_dash(team["maker"]), withdrawal, _code(team["maker_device"]))
 
