@@ -94,6 +94,8 @@ ROUTES: dict[str, tuple[str, str]] = {
     "dashboard:webhook_url": (API, API),
     "dashboard:webhook_test": (API, API),
     "dashboard:audit_log": (AUDIT, AUDIT),
+    "dashboard:audit_export": (AUDIT, AUDIT),
+    "dashboard:require_2fa": (TEAM, TEAM),  # the view lets only an owner change it
     "dashboard:withdrawal_list": (READ, READ),
     "dashboard:withdrawal_export": (READ, READ),
     "dashboard:withdrawal_detail": (READ, READ),

@@ -1,4 +1,6 @@
-"""Idle timeout of logged-in sessions, and the 2FA requirement of the dashboard.
+"""Idle timeout of logged-in sessions, and the 2FA requirements of the dashboard: the server's
+(DASHBOARD_REQUIRE_2FA, every user, every page) and a company's (security.requirements: its members, every
+page but the security overview).
 
 The last-seen time is written at most once a minute (SEEN_EVERY_SECONDS), not on every request: a page
 that polls must not turn each request into a session write. A session idle longer than
@@ -20,6 +22,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase, HttpRespons
 from django.urls import reverse
 
 from security.receivers import LOGOUT_REASON
+from security.requirements import member_must_enrol
 from security.totp import has_totp
 
 SEEN_KEY = "security:seen_at"
@@ -27,6 +30,8 @@ SEEN_EVERY_SECONDS = 60
 NAMESPACE = "dashboard"
 # Reachable without an authenticator when DASHBOARD_REQUIRE_2FA is on: leaving, and enrolling.
 ENROLMENT_FLOW = frozenset({"logout", "login", "login_code", "step_up", "totp_enrol", "recovery_codes"})
+# Reachable when the member's company requires 2FA: the flow, and the page that says why.
+COMPANY_ENROLMENT_FLOW = ENROLMENT_FLOW | {"security"}
 
 
 def _now() -> float:
@@ -62,6 +67,14 @@ class IdleTimeoutMiddleware:
             and match.url_name not in ENROLMENT_FLOW
             and not has_totp(user)
         ):
+            return HttpResponseRedirect(reverse("dashboard:totp_enrol"))
+        if (
+            on_dashboard
+            and match is not None
+            and match.url_name not in COMPANY_ENROLMENT_FLOW
+            and member_must_enrol(user)
+        ):
+            messages.info(request, "Your company requires two-factor authentication: turn it on to go on.")
             return HttpResponseRedirect(reverse("dashboard:totp_enrol"))
         return None
 

@@ -68,3 +68,16 @@ class AuditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} at {self.created_at:%Y-%m-%d %H:%M:%S}"
+
+
+class CompanySecurity(models.Model):
+    """A company's own security rules, set by its owner on the security page. No row: the defaults."""
+
+    company = models.OneToOneField(Company, on_delete=models.CASCADE, related_name="security")
+    # Every member must log in with an authenticator: one without is sent to the enrolment page
+    # (security.middleware). The API's tokens are not affected.
+    require_2fa = models.BooleanField(default=False)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"security of company {self.company_id}"

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from decimal import Decimal, localcontext
 
+from django.conf import settings
 from django.db import models
 
 from chains.models import ChainTx
@@ -90,6 +91,16 @@ class Withdrawal(models.Model):
     hold_until = models.DateTimeField(null=True, blank=True)
     approval_required = models.BooleanField(default=False)
     approved_at = models.DateTimeField(null=True, blank=True)
+    # The member who made it (confirmed it in the dashboard): someone else approves it when it is held
+    # (withdrawals.approvals). NULL for the API, automatic sweeps and refunds. No index: never looked up by.
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_index=False,
+    )
 
     class Meta:
         constraints = [

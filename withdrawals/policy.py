@@ -40,8 +40,9 @@ from core.errors import FieldError, NotFound, ValidationFailed
 from core.fields import MoneySum
 from core.money import MONEY_CONTEXT, decimal_places, number_text
 from core.wire import iso_utc
-from payments.models import Company
-from security.totp import has_totp
+from payments.models import Company, Membership
+from payments.roles import APPROVE, ROLES, may
+from security.models import TotpDevice
 from withdrawals.models import PayoutAddress, PayoutLimit, PayoutPolicy, Withdrawal
 from withdrawals.rules import CheckedItem, check_asset, check_destination
 
@@ -50,6 +51,7 @@ SECOND_FACTOR_REQUIRED = "second_factor_required"
 MAX_COOLDOWN_HOURS = 24 * 30
 LABEL_MAX = PayoutAddress._meta.get_field("label").max_length or 100
 NEW_ADDRESS, APPROVAL = "new_address", "approval"
+APPROVER_ROLES = tuple(role for role in ROLES if may(role, APPROVE))
 Status = Withdrawal.Status
 
 
@@ -310,18 +312,25 @@ def payout_policy_check(
                 errors.append(FieldError(field, "invalid", message))
         if limit.approval_above is not None:
             if second_factor is None:
-                second_factor = has_totp(company.owner)
+                second_factor = _an_approver_has_totp(company)
             if not second_factor:
                 errors.append(
                     FieldError(
                         f"limits.{asset.code}.approval_above",
                         SECOND_FACTOR_REQUIRED,
                         "turn on two-factor authentication first: approvals are confirmed with a code "
-                        "from your authenticator app",
+                        "from the approver's authenticator app, and no owner, admin or finance member "
+                        "has one",
                     )
                 )
         checked[asset.code] = limit
     return checked, errors
+
+
+def _an_approver_has_totp(company: Company) -> bool:
+    """Someone can approve: a member who may (APPROVER_ROLES) logs in with an authenticator."""
+    approvers = Membership.objects.filter(company=company, role__in=APPROVER_ROLES).values("user_id")
+    return TotpDevice.objects.filter(user_id__in=approvers, is_confirmed=True).exists()
 
 
 @transaction.atomic

@@ -2,7 +2,7 @@
 
 from django.urls import URLPattern, path
 
-from security.dashboard import auth_views, views
+from security.dashboard import audit_views, auth_views, views
 
 urlpatterns: list[URLPattern] = [
     path("login/code/", auth_views.login_code, name="login_code"),
@@ -12,5 +12,7 @@ urlpatterns: list[URLPattern] = [
     path("security/2fa/disable/", views.totp_disable, name="totp_disable"),
     path("security/recovery-codes/", views.recovery_codes, name="recovery_codes"),
     path("security/recovery-codes/new/", views.recovery_codes_regenerate, name="recovery_codes_regenerate"),
-    path("security/audit/", views.audit_log, name="audit_log"),
+    path("security/require-2fa/", views.require_2fa, name="require_2fa"),
+    path("security/audit/", audit_views.audit_log, name="audit_log"),
+    path("security/audit/export/", audit_views.audit_export, name="audit_export"),
 ]

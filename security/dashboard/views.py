@@ -1,4 +1,5 @@
-"""Security pages: overview, authenticator enrolment and removal, recovery codes, audit log."""
+"""Security pages: overview, authenticator enrolment and removal, recovery codes, and the company's 2FA
+requirement (its owner's to set). The audit log is in audit_views."""
 
 from __future__ import annotations
 
@@ -9,17 +10,23 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from payments.dashboard.views.common import account_view, merchant_view, paginate, pop_once, show_once
+from core.errors import ValidationFailed
+from payments.dashboard.views.common import account_view, merchant_view, pop_once, show_once
 from payments.models import Company
+from payments.roles import OWNER
 from security import recovery, totp
 from security.audit import audit_record
 from security.dashboard.forms import TotpConfirmForm
 from security.dashboard.qr import qr_svg
 from security.dashboard.step_up import step_up_required
-from security.selectors import action_label, audit_event_list_for_company
+from security.requirements import company_require_2fa_set, company_requires_2fa
 
 NEW_CODES = "recovery_codes"
 NAV = "security"
+
+
+def _company_requires(company: Company | None) -> bool:
+    return company is not None and company_requires_2fa(company=company)
 
 
 def _audit(request: HttpRequest, company: Company | None, action: str, detail: str = "") -> None:
@@ -38,6 +45,8 @@ def overview(request: HttpRequest, company: Company | None) -> HttpResponse:
         "totp_enabled": enabled,
         "codes_left": recovery.recovery_codes_left(user=user) if enabled else 0,
         "require_2fa": settings.DASHBOARD_REQUIRE_2FA,
+        "company_requires_2fa": _company_requires(company),
+        "is_owner": company is not None and getattr(request, "member_role", None) == OWNER,
         "step_up_minutes": max(1, int(settings.DASHBOARD_STEP_UP_SECONDS) // 60),
         "idle_minutes": max(1, int(settings.DASHBOARD_IDLE_TIMEOUT_SECONDS) // 60),
     }
@@ -76,7 +85,7 @@ def totp_enrol(request: HttpRequest, company: Company | None) -> HttpResponse:
         "secret": secret,
         "secret_groups": " ".join(secret[i : i + 4] for i in range(0, len(secret), 4)),
         "qr_svg": qr_svg(uri, title="QR code for your authenticator app"),
-        "require_2fa": settings.DASHBOARD_REQUIRE_2FA,
+        "require_2fa": settings.DASHBOARD_REQUIRE_2FA or _company_requires(company),
     }
     return render(request, "security/security_enrol.html", context, status=400 if form.errors else 200)
 
@@ -110,10 +119,9 @@ def recovery_codes_regenerate(request: HttpRequest, company: Company | None) -> 
 @account_view
 @step_up_required
 def totp_disable(request: HttpRequest, company: Company | None) -> HttpResponse:
-    if settings.DASHBOARD_REQUIRE_2FA:
-        messages.error(
-            request, "Two-factor authentication is required on this server: it cannot be turned off."
-        )
+    if settings.DASHBOARD_REQUIRE_2FA or _company_requires(company):
+        where = "on this server" if settings.DASHBOARD_REQUIRE_2FA else "by your company"
+        messages.error(request, f"Two-factor authentication is required {where}: it cannot be turned off.")
         return redirect("dashboard:security")
     with transaction.atomic():
         removed = totp.totp_disable(user=request.user)
@@ -124,9 +132,28 @@ def totp_disable(request: HttpRequest, company: Company | None) -> HttpResponse:
     return redirect("dashboard:security")
 
 
+@require_POST
 @merchant_view
-def audit_log(request: HttpRequest, company: Company) -> HttpResponse:
-    page = paginate(request, audit_event_list_for_company(company=company))
-    rows = [(event, action_label(event.action)) for event in page.object_list]
-    context = {"company": company, "nav": NAV, "page": page, "rows": rows}
-    return render(request, "security/security_audit.html", context)
+@step_up_required
+def require_2fa(request: HttpRequest, company: Company) -> HttpResponse:
+    """The owner requires (or stops requiring) two-factor authentication of every member; audited."""
+    if getattr(request, "member_role", None) != OWNER:
+        messages.error(request, "Only an owner of the company sets this.")
+        return redirect("dashboard:security")
+    required = request.POST.get("require_2fa") == "on"
+    try:
+        with transaction.atomic():
+            changed = company_require_2fa_set(company=company, required=required, by=request.user)
+            if changed:
+                _audit(request, company, "security.require_2fa", "on" if required else "off")
+    except ValidationFailed as exc:
+        messages.error(request, exc.detail)
+        return redirect("dashboard:security")
+    if changed:
+        messages.success(
+            request,
+            "Every member now needs two-factor authentication."
+            if required
+            else "Members may now log in without two-factor authentication.",
+        )
+    return redirect("dashboard:security")

@@ -5,8 +5,9 @@
   not fresh, the password or authenticator code field. POST sends it once (payout_draft_send) and redirects
   (303) to the same address, which then shows what was sent; a resubmission (double click, back and resend,
   a second tab) lands on that same page and creates nothing.
-- `withdrawal_approve` (an authenticator code) and `withdrawal_cancel` (a step-up) act on a held withdrawal
-  (withdrawals.approvals). Every action is audited in the transaction that makes it.
+- `withdrawal_approve` (the approver's own authenticator code) and `withdrawal_cancel` (a step-up) act on a
+  held withdrawal (withdrawals.approvals): the member who sent a withdrawal is recorded as its maker, and
+  someone else approves it (four eyes). Every action is audited in the transaction that makes it.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from payments.models import Company
 from security.audit import audit_record
 from security.stepup import is_fresh
 from security.totp import has_totp
+from withdrawals.approvals import maker_may_approve, withdrawals_made_by
 from withdrawals.approvals import withdrawal_approve as approve
 from withdrawals.approvals import withdrawal_cancel as cancel
 from withdrawals.dashboard.confirming import SecretForm, code_confirmed, stepped_up
@@ -37,6 +39,7 @@ from withdrawals.drafts import (
 )
 from withdrawals.models import PayoutDraft, Withdrawal
 from withdrawals.policy import hold_reasons
+from withdrawals.selectors import withdrawal_get_for_company
 
 
 def _audit_detail(draft: PayoutDraft, withdrawals: list[Withdrawal]) -> str:
@@ -92,6 +95,7 @@ def withdrawal_confirm(request: HttpRequest, company: Company, token: str) -> Ht
         with transaction.atomic():
             draft, sent_now = payout_draft_send(company=company, token=token)
             if sent_now:
+                withdrawals_made_by(company=company, uids=draft.uids, user=request.user)
                 action = "withdrawal.bulk" if draft.kind == PayoutDraft.Kind.BULK else "withdrawal.create"
                 detail = _audit_detail(draft, draft_withdrawals(draft))
                 audit_record(request, company=company, action=action, detail=detail)
@@ -112,6 +116,12 @@ def withdrawal_confirm(request: HttpRequest, company: Company, token: str) -> Ht
     return response
 
 
+OWN_REFUSED = (
+    "You requested this withdrawal, so you cannot approve it: another owner, admin or finance member "
+    "approves it with their authenticator code."
+)
+
+
 def _back(uid: str) -> HttpResponse:
     response = redirect("dashboard:withdrawal_detail", uid=uid)
     response.status_code = 303
@@ -121,8 +131,16 @@ def _back(uid: str) -> HttpResponse:
 @require_POST
 @merchant_view
 def withdrawal_approve(request: HttpRequest, company: Company, uid: str) -> HttpResponse:
-    """Approve a withdrawal held for approval, with a code from the owner's authenticator app."""
+    """Approve a withdrawal held for approval, with a code from the approver's own authenticator app; its
+    maker is refused before any code is spent while another member may approve."""
     form = ApproveForm(request.POST)
+    try:
+        held = withdrawal_get_for_company(company=company, uid=uid)
+    except NotFound as exc:
+        raise Http404(exc.detail) from exc
+    if not maker_may_approve(company, held, request.user):
+        messages.error(request, OWN_REFUSED)
+        return _back(uid)
     if not has_totp(request.user):
         messages.error(request, "Approvals need two-factor authentication: turn it on under Security first.")
         return _back(uid)
@@ -135,8 +153,10 @@ def withdrawal_approve(request: HttpRequest, company: Company, uid: str) -> Http
         return _back(uid)
     try:
         with transaction.atomic():
-            withdrawal = approve(company=company, uid=uid)
-            audit_record(request, company=company, action="withdrawal.approve", detail=withdrawal.uid)
+            withdrawal = approve(company=company, uid=uid, approver=request.user)
+            maker = withdrawal.requested_by.get_username() if withdrawal.requested_by else "the API"
+            detail = f"{withdrawal.uid}, requested by {maker}"
+            audit_record(request, company=company, action="withdrawal.approve", detail=detail)
     except NotFound as exc:
         raise Http404(exc.detail) from exc
     except DomainError as exc:
