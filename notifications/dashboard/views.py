@@ -39,6 +39,8 @@ def notification_settings(request: HttpRequest, company: Company) -> HttpRespons
             messages.success(request, _("Notifications saved."))
             return redirect("dashboard:notification_settings")
     context = {
+        "nav": "notifications",
+        "company": company,
         "form": form,
         "company_settings": company_settings,
         "email_enabled": settings.EMAIL_ENABLED,

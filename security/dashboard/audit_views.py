@@ -11,6 +11,7 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
+from core.csvcells import spreadsheet_safe as _cell
 from payments.dashboard.views.common import merchant_view, paginate
 from payments.models import Company
 from security.dashboard.forms import AuditFilterForm
@@ -44,12 +45,6 @@ class _Echo:
 
     def write(self, value: str) -> str:
         return value
-
-
-def _cell(value: str) -> str:
-    """Text a spreadsheet would run as a formula, quoted with a leading ' (details and agents are typed by
-    people and browsers)."""
-    return f"'{value}" if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
 
 
 def _rows(events: Iterable[AuditEvent]) -> Iterator[list[str]]:

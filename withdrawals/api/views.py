@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -12,6 +13,7 @@ from core.api.pagination import PAGE_PARAMETERS, KassaPagination, page_serialize
 from core.api.validation import validated
 from core.errors import FieldError, ValidationFailed, flatten_drf_errors
 from payments.auth import SANDBOX_API_PERMISSIONS, current_company
+from payments.models import ApiToken
 from payments.schema import links, problem
 from withdrawals import auto_withdrawals, selectors, services
 from withdrawals.api.serializers import (
@@ -24,6 +26,7 @@ from withdrawals.api.serializers import (
     WithdrawInputSerializer,
     auto_withdrawal_entry,
 )
+from withdrawals.approvals import withdrawals_made_by
 from withdrawals.auto_withdrawals import RuleInput
 from withdrawals.idempotency import (
     HEADER,
@@ -80,8 +83,11 @@ class WithdrawApi(APIView):
             WithdrawalItem(asset=i["asset"], to=i["to"], amount=i["amount"], tag=i.get("tag") or "")
             for i in data["items"]
         ]
+        maker = _token_creator(request)
         if key is None:
-            withdrawals = services.withdrawal_request(company=company, items=items)
+            withdrawals = services.withdrawal_request(
+                company=company, items=items, on_accepted=_made_by(company, maker)
+            )
             return Response(services.withdrawal_results(withdrawals))
 
         fingerprint = request_fingerprint(request.method or "POST", request.path, request.data)
@@ -92,9 +98,33 @@ class WithdrawApi(APIView):
             withdrawals = services.withdrawal_request(
                 company=company,
                 items=items,
-                on_accepted=lambda accepted: claim.store(200, services.withdrawal_results(accepted)),
+                on_accepted=lambda accepted: _stored(claim, accepted, _made_by(company, maker)),
             )
         return Response(services.withdrawal_results(withdrawals))
+
+
+def _token_creator(request: Request) -> Any:
+    """The member whose named token makes this call (the withdrawals' maker, whom the payout policy's
+    second approver must differ from); None for the company's token or a token without a creator."""
+    token_id = getattr(request.auth, "token_id", None)
+    if token_id is None:
+        return None
+    token = ApiToken.objects.filter(pk=token_id).select_related("created_by").first()
+    return token.created_by if token is not None else None
+
+
+def _made_by(company: Any, maker: Any) -> Callable[[list[Withdrawal]], None] | None:
+    """What records the maker in the transaction that accepts the withdrawals (None: nobody to record,
+    and the single-withdrawal path keeps its one statement)."""
+    if maker is None:
+        return None
+    return lambda accepted: withdrawals_made_by(company=company, uids=[w.uid for w in accepted], user=maker)
+
+
+def _stored(claim: Any, accepted: list[Withdrawal], made: Callable[[list[Withdrawal]], None] | None) -> None:
+    if made is not None:
+        made(accepted)
+    claim.store(200, services.withdrawal_results(accepted))
 
 
 class WithdrawalListApi(APIView):

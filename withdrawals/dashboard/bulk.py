@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
+from core.csvcells import spreadsheet_safe as _cell
 from core.errors import FieldError
 from core.money import InvalidAmount, amount_input, number_text
 from payments.models import Company
@@ -163,7 +164,3 @@ def export_rows(
             "yes" if withdrawal.is_automatic else "no",
             "yes" if withdrawal.is_refund else "no",
         ]
-
-
-def _cell(value: str) -> str:
-    return f"'{value}" if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value

@@ -10,6 +10,7 @@ from typing import Any
 
 import pyotp
 import pytest
+from rest_framework.test import APIClient
 
 from core.errors import Forbidden, ValidationFailed
 from security.models import AuditEvent
@@ -17,7 +18,13 @@ from security.testing import mark_step_up_fresh
 from security.totp import verify
 from tests.chain import fund
 from tests.dashboard import Dash, dashboard_rates, text  # noqa: F401 - fixtures
-from tests.factories import MemberFactory, PayoutPolicyFactory, TotpDeviceFactory, WithdrawalFactory
+from tests.factories import (
+    ApiTokenFactory,
+    MemberFactory,
+    PayoutPolicyFactory,
+    TotpDeviceFactory,
+    WithdrawalFactory,
+)
 from withdrawals.approvals import OwnWithdrawal, withdrawal_approve
 from withdrawals.models import Withdrawal
 from withdrawals.policy import LimitInput, payout_policy_set
@@ -223,3 +230,21 @@ def test_an_approval_threshold_needs_an_approver_with_2fa_not_necessarily_the_ow
 
     assert refused.value.errors[0].code == "second_factor_required"
     assert changes == ["btc approval_above none -> 0.5"]
+
+
+def test_a_withdrawal_made_with_a_members_token_names_that_member_who_then_cannot_approve_it(team):
+    issued = ApiTokenFactory(company=team["company"], scopes=["withdrawals:write"], created_by=team["maker"])
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Bearer {issued.secret}")
+
+    response = api.post(
+        "/api/transactions/withdraw",
+        {"items": [{"asset": "btc", "amount": "0.002", "to": ADDRESSES["btc"]}]},
+        format="json",
+    )
+
+    assert response.status_code == 200, response.content
+    withdrawal = Withdrawal.objects.get(uid=response.json()[0]["uid"])
+    assert withdrawal.requested_by == team["maker"] and withdrawal.approval_required
+    refused = _approve(_dash(team["maker"]), withdrawal, _code(team["maker_device"]))
+    assert "You requested this withdrawal, so you cannot approve it" in text(refused)
