@@ -15,6 +15,7 @@ PACKAGES = (
     "config",
     "core",
     "invoices",
+    "notifications",
     "payments",
     "security",
     "webhooks",

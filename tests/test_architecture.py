@@ -233,6 +233,16 @@ def test_every_app_with_tests_is_collected_and_packaged() -> None:
     assert all(f"{package}*" in packaged for package in PACKAGES)
 
 
+def test_every_project_app_is_in_the_import_graph() -> None:
+    """An app left out of PACKAGES would escape every check above (loops, floors, sizes)."""
+    from django.conf import settings
+
+    project_apps = {
+        app.split(".")[0] for app in settings.INSTALLED_APPS if (ROOT / app.split(".")[0]).is_dir()
+    }
+    assert project_apps - {"tools"} <= set(PACKAGES)
+
+
 # --- the chain backend contract (chains.backend) ---------------------------------------------------------
 
 # Only a backend's own package may name it; everyone else asks the backend (its capabilities, its methods).

@@ -5,10 +5,11 @@ a 404 for an object that does not exist); refused means the "not for your role" 
 
 from __future__ import annotations
 
+import re
 import uuid
 
 import pytest
-from django.urls import URLPattern, URLResolver, get_resolver
+from django.urls import Resolver404, URLPattern, URLResolver, get_resolver, resolve
 
 from payments.roles import PERMISSIONS, ROLES, ROUTES, may, route_permission
 from tests.factories import CompanyFactory, MemberFactory
@@ -84,3 +85,31 @@ def test_each_role_reaches_exactly_what_the_table_says(client, db, role):
                 wrong.append(f"{method} {route}: {'refused' if refused else 'reached'}")
     assert wrong == [], "\n".join(wrong)
     assert served == set(ROUTES)
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_each_role_is_offered_only_what_it_may_reach(client, db, role):
+    """Every page a member can open links and posts only to what the member's role reaches: no button that
+    leads to "Not for your role"."""
+    company = CompanyFactory()
+    member = MemberFactory(company=company, role=role) if role != "owner" else company.members.get()
+    client.force_login(member.user)
+    offered = []
+    for route in sorted(ROUTES):
+        if not may(role, route_permission(route, "GET") or ""):
+            continue
+        response = client.get(_path(route))
+        if response.status_code != 200 or "text/html" not in response.get("Content-Type", ""):
+            continue
+        page = response.content.decode()
+        for kind, target in re.findall(r'<(a|form)\b[^>]*?(?:href|action)="(/dashboard/[^"#?]*)', page):
+            try:
+                match = resolve(target)
+            except Resolver404:
+                continue
+            name = f"{match.namespace}:{match.url_name}"
+            method = "POST" if kind == "form" else "GET"
+            needed = route_permission(name, method)
+            if needed is not None and not may(role, needed):
+                offered.append(f"{route} offers {method} {name}")
+    assert sorted(set(offered)) == [], "\n".join(sorted(set(offered)))

@@ -223,7 +223,7 @@ def test_approving_takes_a_code_from_the_authenticator(dash, btc):
     mark_step_up_fresh(dash.client)
     dash.post(_prepare(dash, amount="0.002"))
     withdrawal = Withdrawal.objects.get()
-    assert "awaiting your approval" in text(dash.get(f"/dashboard/withdrawals/{withdrawal.uid}/"))
+    assert "awaiting approval" in text(dash.get(f"/dashboard/withdrawals/{withdrawal.uid}/"))
     approve = f"/dashboard/withdrawals/{withdrawal.uid}/approve/"
     current = pyotp.TOTP(device.secret).now()
     wrong = next(code for code in ("000000", "111111", "222222") if code != current)

@@ -52,10 +52,13 @@ def _page(
     request: HttpRequest, company: Company, form: InviteForm | None = None, status: int = 200
 ) -> HttpResponse:
     actor = _role(request)
+    members = list(member_list_for_company(company=company))
     context: dict[str, Any] = {
         "company": company,
         "nav": "team",
-        "members": member_list_for_company(company=company),
+        "members": members,
+        # The last owner is offered no role change and no removal: the server would refuse both.
+        "sole_owner": sum(member.role == OWNER for member in members) == 1,
         "invitations": invitation_list_open(company=company),
         "form": form or InviteForm(actor_role=actor),
         "role_choices": role_choices(actor),
