@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
-import uuid
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 from uuid import UUID
@@ -20,18 +19,16 @@ from uuid import UUID
 import requests
 from django.conf import settings
 from django.core.mail import EmailMessage
-from django.db import transaction
-from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
 from alerts.models import AlertNotification
 from alerts.outbox import SEND_TASK
+from core import outbox
 from webhooks.delivery import delivery_headers, webhook_post
 
 logger = logging.getLogger("kassa.alerts")
 
-Status = AlertNotification.Status
 POLL_BATCH = 100
 
 
@@ -71,27 +68,14 @@ def alert_notifications_poll(*, limit: int = POLL_BATCH) -> int:
     """Beat: a send message for every due notification whose message was lost (or whose retry wait was
     longer than a countdown message may wait). Returns how many. A duplicate message finds the notification
     claimed or sent, and does nothing."""
-    now = _now()
-    overdue = now - timedelta(seconds=settings.ALERT_POLL_GRACE_SECONDS)
-    ids = list(
-        AlertNotification.objects.filter(status=Status.PENDING, next_attempt_at__lte=overdue)
-        .filter(Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lte=now))
-        .order_by("next_attempt_at")
-        .values_list("pk", flat=True)[:limit]
-    )
-    for pk in ids:
-        SEND_TASK.publish_committed(str(pk))
-    return len(ids)
+    grace = settings.ALERT_POLL_GRACE_SECONDS
+    return outbox.poll(AlertNotification, SEND_TASK, now=_now(), grace_seconds=grace, limit=limit)
 
 
 def _claim(notification_id: UUID | str) -> tuple[AlertNotification, UUID] | None:
-    now, token = _now(), uuid.uuid4()
-    claimed = (
-        AlertNotification.objects.filter(pk=notification_id, status=Status.PENDING, next_attempt_at__lte=now)
-        .filter(Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lte=now))
-        .update(lease_token=token, lease_expires_at=now + timedelta(seconds=settings.ALERT_LEASE_SECONDS))
-    )
-    if not claimed:
+    lease = settings.ALERT_LEASE_SECONDS
+    token = outbox.claim(AlertNotification, notification_id, now=_now(), lease_seconds=lease)
+    if token is None:
         return None
     return AlertNotification.objects.select_related("alert").get(pk=notification_id), token
 
@@ -100,43 +84,27 @@ def _record(
     notification: AlertNotification, token: UUID, *, error: str, permanent: bool
 ) -> AlertNotification:
     now = _now()
-    with transaction.atomic():
-        row = (
-            AlertNotification.objects.select_for_update()
-            .filter(pk=notification.pk, lease_token=token)
-            .first()
-        )
-        if row is None:
-            # The lease ran out mid-send and another worker took the notification: it records its own attempt.
-            logger.warning(
-                "alert notification %s: lease lost before the result was recorded", notification.pk
-            )
-            return notification
-        row.attempt_count += 1
-        row.lease_token = row.lease_expires_at = None
-        row.last_error = error[:500]
-        if not error:
-            row.status, row.sent_at, row.next_attempt_at = Status.SENT, now, None
-        else:
-            _schedule_retry(row, now, permanent=permanent)
-        row.save(
-            update_fields=[
-                "attempt_count",
-                "lease_token",
-                "lease_expires_at",
-                "last_error",
-                "status",
-                "sent_at",
-                "next_attempt_at",
-            ]
-        )
+
+    def retry(row: AlertNotification) -> None:
+        _schedule_retry(row, now, permanent=permanent)
+
+    row = outbox.record(AlertNotification, notification.pk, token, now=now, error=error, on_failure=retry)
+    if row is None:
+        logger.warning("alert notification %s: lease lost before the result was recorded", notification.pk)
+        return notification
     return row
 
 
 def _schedule_retry(row: AlertNotification, now: datetime, *, permanent: bool) -> None:
-    schedule = settings.ALERT_RETRY_SCHEDULE_SECONDS
-    if permanent or row.attempt_count > len(schedule):
-        row.status, row.next_attempt_at = Status.FAILED, None
+    wait = outbox.schedule_retry(
+        row,
+        now,
+        schedule=settings.ALERT_RETRY_SCHEDULE_SECONDS,
+        task=SEND_TASK,
+        countdown_max=settings.WEBHOOK_COUNTDOWN_MAX_SECONDS,
+        permanent=permanent,
+    )
+    if wait is None:
         logger.error(
             "alert notification %s (%s of alert %s) failed for good after %s attempt(s): %s",
             row.pk,
@@ -145,19 +113,15 @@ def _schedule_retry(row: AlertNotification, now: datetime, *, permanent: bool) -
             row.attempt_count,
             row.last_error,
         )
-        return
-    wait = schedule[row.attempt_count - 1]
-    row.next_attempt_at = now + timedelta(seconds=wait)
-    logger.warning(
-        "alert notification %s (%s) attempt %s failed, next in %s s: %s",
-        row.pk,
-        row.channel,
-        row.attempt_count,
-        wait,
-        row.last_error,
-    )
-    if wait <= settings.WEBHOOK_COUNTDOWN_MAX_SECONDS:  # longer waits: the poller sends it when due
-        SEND_TASK.with_options(countdown=wait).delay_on_commit(str(row.pk))
+    else:
+        logger.warning(
+            "alert notification %s (%s) attempt %s failed, next in %s s: %s",
+            row.pk,
+            row.channel,
+            row.attempt_count,
+            wait,
+            row.last_error,
+        )
 
 
 def _send(notification: AlertNotification) -> None:

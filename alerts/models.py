@@ -1,9 +1,8 @@
 from __future__ import annotations
 
-import uuid
-
 from django.db import models
-from django.utils import timezone
+
+from core.outbox import OutboxRow
 
 
 class AlertStatus(models.TextChoices):
@@ -55,7 +54,7 @@ class Alert(models.Model):
         return f"{self.kind} {self.key}: {self.message}"
 
 
-class AlertNotification(models.Model):
+class AlertNotification(OutboxRow):
     """The outbox of the alert channels: one row per channel per opening (or resolution) of an alert,
     written in the transaction that opened (or resolved) it; its id is the event id a receiver dedupes on.
 
@@ -70,24 +69,11 @@ class AlertNotification(models.Model):
         OPENED = "opened"
         RESOLVED = "resolved"
 
-    class Status(models.TextChoices):
-        PENDING = "pending"
-        SENT = "sent"
-        FAILED = "failed"  # every attempt of the retry schedule failed, or the channel is no longer set
-
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    # The id, status (FAILED also when the channel is no longer set), attempts, lease: core.outbox.OutboxRow.
     alert = models.ForeignKey(Alert, on_delete=models.CASCADE, related_name="notifications")
     event = models.CharField(max_length=16, choices=Event.choices)
     channel = models.CharField(max_length=16, choices=Channel.choices)
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     body = models.TextField()
-    attempt_count = models.PositiveIntegerField(default=0)
-    next_attempt_at = models.DateTimeField(null=True)
-    lease_token = models.UUIDField(null=True)
-    lease_expires_at = models.DateTimeField(null=True)
-    last_error = models.CharField(max_length=500, blank=True)
-    sent_at = models.DateTimeField(null=True)
-    created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         constraints = [

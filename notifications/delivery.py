@@ -9,23 +9,20 @@ answer and the record leaves a lease that expires, and only then may the mail go
 from __future__ import annotations
 
 import logging
-import uuid
-from datetime import datetime, timedelta
+from datetime import datetime
 from uuid import UUID
 
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
-from django.db import transaction
-from django.db.models import Q
 from django.template.loader import render_to_string
 from django.utils import timezone, translation
 
+from core import outbox
 from notifications.events import SEND_TASK
 from notifications.models import Notification
 
 logger = logging.getLogger("kassa.notifications")
 
-Status = Notification.Status
 POLL_BATCH = 100
 POLL_GRACE_SECONDS = 15  # a send message normally comes sooner: only older due rows are re-sent
 
@@ -52,17 +49,7 @@ def notification_send(*, notification_id: UUID | str) -> Notification | None:
 def notifications_poll(*, limit: int = POLL_BATCH) -> int:
     """Beat: a send message for every due notification whose message was lost (or whose retry wait was
     longer than a countdown message may wait). Returns how many."""
-    now = _now()
-    overdue = now - timedelta(seconds=POLL_GRACE_SECONDS)
-    ids = list(
-        Notification.objects.filter(status=Status.PENDING, next_attempt_at__lte=overdue)
-        .filter(Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lte=now))
-        .order_by("next_attempt_at")
-        .values_list("pk", flat=True)[:limit]
-    )
-    for pk in ids:
-        SEND_TASK.publish_committed(str(pk))
-    return len(ids)
+    return outbox.poll(Notification, SEND_TASK, now=_now(), grace_seconds=POLL_GRACE_SECONDS, limit=limit)
 
 
 def notification_message(notification: Notification) -> EmailMultiAlternatives:
@@ -81,51 +68,35 @@ def notification_message(notification: Notification) -> EmailMultiAlternatives:
 
 
 def _claim(notification_id: UUID | str) -> tuple[Notification, UUID] | None:
-    now, token = _now(), uuid.uuid4()
-    claimed = (
-        Notification.objects.filter(pk=notification_id, status=Status.PENDING, next_attempt_at__lte=now)
-        .filter(Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lte=now))
-        .update(
-            lease_token=token, lease_expires_at=now + timedelta(seconds=settings.NOTIFICATION_LEASE_SECONDS)
-        )
-    )
-    if not claimed:
+    lease = settings.NOTIFICATION_LEASE_SECONDS
+    token = outbox.claim(Notification, notification_id, now=_now(), lease_seconds=lease)
+    if token is None:
         return None
     return Notification.objects.get(pk=notification_id), token
 
 
 def _record(notification: Notification, token: UUID, *, error: str) -> Notification:
     now = _now()
-    with transaction.atomic():
-        row = Notification.objects.select_for_update().filter(pk=notification.pk, lease_token=token).first()
-        if row is None:
-            logger.warning("notification %s: lease lost before the result was recorded", notification.pk)
-            return notification
-        row.attempt_count += 1
-        row.lease_token = row.lease_expires_at = None
-        row.last_error = error[:500]
-        if not error:
-            row.status, row.sent_at, row.next_attempt_at = Status.SENT, now, None
-        else:
-            _schedule_retry(row, now)
-        row.save(
-            update_fields=[
-                "attempt_count",
-                "lease_token",
-                "lease_expires_at",
-                "last_error",
-                "status",
-                "sent_at",
-                "next_attempt_at",
-            ]
-        )
+
+    def retry(row: Notification) -> None:
+        _schedule_retry(row, now)
+
+    row = outbox.record(Notification, notification.pk, token, now=now, error=error, on_failure=retry)
+    if row is None:
+        logger.warning("notification %s: lease lost before the result was recorded", notification.pk)
+        return notification
     return row
 
 
 def _schedule_retry(row: Notification, now: datetime) -> None:
-    schedule = settings.NOTIFICATION_RETRY_SCHEDULE_SECONDS
-    if row.attempt_count > len(schedule):
-        row.status, row.next_attempt_at = Status.FAILED, None
+    wait = outbox.schedule_retry(
+        row,
+        now,
+        schedule=settings.NOTIFICATION_RETRY_SCHEDULE_SECONDS,
+        task=SEND_TASK,
+        countdown_max=settings.WEBHOOK_COUNTDOWN_MAX_SECONDS,
+    )
+    if wait is None:
         logger.error(
             "notification %s (%s) failed for good after %s attempt(s): %s",
             row.pk,
@@ -133,16 +104,12 @@ def _schedule_retry(row: Notification, now: datetime) -> None:
             row.attempt_count,
             row.last_error,
         )
-        return
-    wait = schedule[row.attempt_count - 1]
-    row.next_attempt_at = now + timedelta(seconds=wait)
-    logger.warning(
-        "notification %s (%s) attempt %s failed, next in %s s: %s",
-        row.pk,
-        row.kind,
-        row.attempt_count,
-        wait,
-        row.last_error,
-    )
-    if wait <= settings.WEBHOOK_COUNTDOWN_MAX_SECONDS:  # longer waits: the poller sends it when due
-        SEND_TASK.with_options(countdown=wait).delay_on_commit(str(row.pk))
+    else:
+        logger.warning(
+            "notification %s (%s) attempt %s failed, next in %s s: %s",
+            row.pk,
+            row.kind,
+            row.attempt_count,
+            wait,
+            row.last_error,
+        )

@@ -7,12 +7,12 @@ then, its words are rendered by the worker in the recipient's language (notifica
 
 from __future__ import annotations
 
-import uuid
-
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+
+from core.outbox import OutboxRow
 
 
 class Kind(models.TextChoices):
@@ -86,29 +86,16 @@ class KnownDevice(models.Model):
         return f"{self.user_id} from {self.network}"
 
 
-class Notification(models.Model):
+class Notification(OutboxRow):
     """The e-mail outbox: one row per (event, recipient), never two (`notification_once`)."""
 
-    class Status(models.TextChoices):
-        PENDING = "pending"
-        SENT = "sent"
-        FAILED = "failed"  # every attempt of the retry schedule failed
-
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    # The id, status, attempts and lease: core.outbox.OutboxRow.
     event_key = models.CharField(max_length=200)  # e.g. "invoice_paid:<invoice id>"
     kind = models.CharField(max_length=32, choices=Kind.choices)
     company = models.ForeignKey("payments.Company", on_delete=models.CASCADE, related_name="+")
     recipient = models.EmailField(max_length=254)
     language = models.CharField(max_length=8)
     context = models.JSONField(default=dict)  # the facts at the event: no secret ever goes in here
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
-    attempt_count = models.PositiveIntegerField(default=0)
-    next_attempt_at = models.DateTimeField(null=True)
-    lease_token = models.UUIDField(null=True)
-    lease_expires_at = models.DateTimeField(null=True)
-    last_error = models.CharField(max_length=500, blank=True)
-    sent_at = models.DateTimeField(null=True)
-    created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         constraints = [
