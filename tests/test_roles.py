@@ -12,7 +12,16 @@ import pytest
 from django.urls import Resolver404, URLPattern, URLResolver, get_resolver, resolve
 
 from payments.roles import PERMISSIONS, ROLES, ROUTES, may, route_permission
-from tests.factories import CompanyFactory, MemberFactory
+from tests.chain import fund
+from tests.factories import (
+    CompanyFactory,
+    InvoiceFactory,
+    MemberFactory,
+    PayoutPolicyFactory,
+    TotpDeviceFactory,
+    WithdrawalFactory,
+)
+from webhooks.models import WebhookEvent
 
 ARGS = {  # a value for each URL parameter: the guard decides before any object is looked up
     "invoice_id": str(uuid.uuid4()),
@@ -94,11 +103,25 @@ def test_each_role_is_offered_only_what_it_may_reach(client, db, role):
     company = CompanyFactory()
     member = MemberFactory(company=company, role=role) if role != "owner" else company.members.get()
     client.force_login(member.user)
+    # Pages of real objects too, where the actions are: an invoice paid short (accept or refund), a
+    # withdrawal held for approval (approve or cancel), a webhook event (redeliver).
+    TotpDeviceFactory(user=company.owner)
+    PayoutPolicyFactory(company=company, limits={"btc": {"approval_above": "0.0001"}})
+    fund(company, "btc", "1")
+    short = InvoiceFactory(company=company, code="btc", total="10", paid="0.00001")
+    held = WithdrawalFactory(company=company, asset="btc", amount="0.001")
+    event = WebhookEvent.objects.filter(company=company).first()
+    assert short.status == "wrong" and held.approval_required and event is not None
+    pages = [(route, _path(route)) for route in sorted(ROUTES)] + [
+        ("dashboard:invoice_detail", f"/dashboard/invoices/{short.pk}/"),
+        ("dashboard:withdrawal_detail", f"/dashboard/withdrawals/{held.uid}/"),
+        ("dashboard:event_detail", f"/dashboard/webhooks/{event.pk}/"),
+    ]
     offered = []
-    for route in sorted(ROUTES):
+    for route, path in pages:
         if not may(role, route_permission(route, "GET") or ""):
             continue
-        response = client.get(_path(route))
+        response = client.get(path)
         if response.status_code != 200 or "text/html" not in response.get("Content-Type", ""):
             continue
         page = response.content.decode()
