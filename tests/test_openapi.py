@@ -284,6 +284,8 @@ CONFLICTS = {
     ("/api/sandbox/withdrawals/{uid}/reject", "post"),
     ("/api/transactions/withdraw", "post"),
     ("/api/webhooks/events/{event_id}/redeliver", "post"),
+    ("/api/company/members/{member_id}", "patch"),  # the last owner
+    ("/api/company/members/{member_id}", "delete"),
 }
 
 

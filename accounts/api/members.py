@@ -24,6 +24,7 @@ from payments.auth import ApiCredential, current_company
 from payments.members import invitation_list_open, member_list_for_company
 from payments.models import ApiToken, Membership
 from payments.roles import ADMIN, OWNER, ROLES
+from payments.schema import problem
 
 ROLE_HELP = f"One of {', '.join(ROLES)}; only an owner's token gives or takes owner."
 
@@ -109,7 +110,14 @@ class CompanyMemberDetailApi(APIView):
     required_scopes = {"PATCH": "team", "DELETE": "team"}
 
     @extend_schema(
-        request=MemberRoleInputSerializer, responses={200: MemberOutputSerializer}, summary="Change a role"
+        request=MemberRoleInputSerializer,
+        responses={
+            200: MemberOutputSerializer,
+            409: problem(
+                "The member is the company's last owner (`last_owner`): make another member owner first."
+            ),
+        },
+        summary="Change a role",
     )
     def patch(self, request: Request, member_id: int) -> Response:
         data = validated(MemberRoleInputSerializer, request.data)
@@ -125,7 +133,10 @@ class CompanyMemberDetailApi(APIView):
         return Response(MemberOutputSerializer(member).data)
 
     @extend_schema(
-        responses={200: MemberOutputSerializer},
+        responses={
+            200: MemberOutputSerializer,
+            409: problem("The member is the company's last owner (`last_owner`)."),
+        },
         summary="Remove a member (their sessions end; their tokens stay); answers the member as they were",
     )
     def delete(self, request: Request, member_id: int) -> Response:

@@ -125,18 +125,22 @@ def deletions(companies: Sequence[UUID], owners: Sequence[Any]) -> list[QuerySet
 
     from chains.models import ChainTx, DepositClaim, HouseEntry, UnroutedDeposit, UnroutedEvent
     from invoices.models import Invoice, InvoiceItem, UnderpaymentLimit
+    from notifications.models import CompanySettings as NotificationSettings
+    from notifications.models import KnownDevice, Notification, Preference
     from payments.models import (
         Account,
         ApiToken,
         Company,
         Deposit,
         DepositAddress,
+        Invitation,
         LedgerEntry,
+        Membership,
         QuarantinedTransfer,
         SandboxTransaction,
         StaticDepositAddress,
     )
-    from security.models import AuditEvent, RecoveryCode, TotpDevice
+    from security.models import AuditEvent, CompanySecurity, RecoveryCode, TotpDevice
     from webhooks.models import WebhookAttempt, WebhookEvent
     from withdrawals.models import (
         AutoWithdrawalRule,
@@ -219,11 +223,17 @@ def deletions(companies: Sequence[UUID], owners: Sequence[Any]) -> list[QuerySet
             model.objects.filter(company_id__in=companies)
             for model in (PayoutPolicy, PayoutLimit, PayoutAddress, PayoutDraft, ApiToken, AuditEvent)
         ),
+        *(
+            model.objects.filter(company_id__in=companies)
+            for model in (Notification, NotificationSettings, CompanySecurity, Invitation, Membership)
+        ),
         LedgerEntry.objects.filter(account_id__in=accounts.values("pk")),
         accounts,
         Company.objects.filter(pk__in=companies),
         TotpDevice.objects.filter(user_id__in=owners),
         RecoveryCode.objects.filter(user_id__in=owners),
+        Preference.objects.filter(user_id__in=owners),
+        KnownDevice.objects.filter(user_id__in=owners),
         *_sessions(owners),
         LogEntry.objects.filter(user_id__in=owners),
         *_many_to_many(user_model, owners),  # groups, user_permissions
