@@ -16,7 +16,7 @@ from core.errors import Forbidden, ValidationFailed
 from security.models import AuditEvent
 from security.testing import mark_step_up_fresh
 from security.totp import verify
-from tests.chain import fund
+from tests.chain import fund, send_payouts
 from tests.dashboard import Dash, dashboard_rates, text  # noqa: F401 - fixtures
 from tests.factories import (
     ApiTokenFactory,
@@ -98,12 +98,15 @@ def test_the_maker_is_refused_and_another_finance_member_approves_with_their_cod
     withdrawal = _send(maker)
 
     refused = _approve(maker, withdrawal, _code(team["maker_device"]))
+    assert send_payouts("btc") == []  # the maker's approval sent nothing: still held
+
     approved = _approve(_dash(team["checker"]), withdrawal, _code(team["checker_device"]))
 
     assert "You requested this withdrawal, so you cannot approve it" in text(refused)
     assert f"Withdrawal {withdrawal.uid} approved" in text(approved)
+    [txid] = send_payouts("btc")  # and now it goes out
     withdrawal.refresh_from_db()
-    assert withdrawal.approved_at is not None
+    assert withdrawal.approved_at is not None and withdrawal.txid == txid
     event = AuditEvent.objects.get(action="withdrawal.approve")
     assert event.user == team["checker"]
     assert event.detail == f"{withdrawal.uid}, requested by maker@acme.test"
