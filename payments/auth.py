@@ -27,6 +27,7 @@ class ApiCredential:
     token_id: int | None = None  # None: the company's own token, which holds every scope
     token_name: str = ""
     scopes: frozenset[str] = ALL_SCOPES
+    created_by_id: int | None = None  # the member who made the named token (None: the company, or unknown)
 
     @property
     def is_company_token(self) -> bool:

@@ -91,7 +91,7 @@ def withdrawal_cancel(*, company: Company, uid: str) -> Withdrawal:
     return withdrawal_reject(uid=withdrawal.uid, reason=CANCEL_REASON)
 
 
-def withdrawals_made_by(*, company: Company, uids: list[str], user: Any) -> None:
+def withdrawals_made_by(*, company: Company, uids: list[str], user_id: int | None) -> None:
     """Record `user` as the maker of the company's withdrawals `uids`, in the transaction that made them
     (the dashboard's confirmation)."""
-    Withdrawal.objects.filter(company=company, uid__in=uids).update(requested_by=user)
+    Withdrawal.objects.filter(company=company, uid__in=uids).update(requested_by_id=user_id)

@@ -22,7 +22,7 @@ from core.api.pagination import PAGE_PARAMETERS, KassaPagination, page_serialize
 from core.api.validation import validated
 from payments.auth import ApiCredential, current_company
 from payments.members import invitation_list_open, member_list_for_company
-from payments.models import ApiToken, Membership
+from payments.models import Membership
 from payments.roles import ADMIN, OWNER, ROLES
 from payments.schema import problem
 
@@ -33,10 +33,8 @@ def _actor(request: Request) -> tuple[str, Any]:
     """(role, user) the call acts as."""
     credential = request.auth
     assert isinstance(credential, ApiCredential)  # IsMerchant let it in
-    if credential.token_id is None:
-        return OWNER, None
-    creator = ApiToken.objects.filter(pk=credential.token_id).values_list("created_by", flat=True).first()
-    if creator is None:
+    creator = credential.created_by_id
+    if credential.token_id is None or creator is None:
         return OWNER, None
     member = Membership.objects.select_related("user").filter(user_id=creator).first()
     in_company = member is not None and member.company_id == credential.company.pk

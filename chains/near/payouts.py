@@ -53,7 +53,7 @@ from chains.near.node import NearNode
 from chains.near.policy import signing_request
 from chains.near.results import Account
 from chains.near.transaction import Transaction, Transfer
-from chains.near.units import NEAR_DECIMALS, from_yocto, to_yocto
+from chains.near.units import from_yocto, to_yocto
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +69,6 @@ STORAGE_YOCTO_PER_BYTE = 10**19  # storage_amount_per_byte
 FEE_MARGIN = Decimal("1.2")  # on gas x gas price: the price may rise 1% a block until the receipt runs
 EXPIRED_MARGIN_BLOCKS = 10  # past the validity period, so that the node that decides agrees
 _EXACT = Context(prec=80)
-_PER_PLACE = 10 ** (NEAR_DECIMALS - 18)  # yocto in Kassa's smallest amount
 _validity: dict[str, int] = {}  # node url -> transaction_validity_period, read once
 
 
@@ -89,14 +88,7 @@ def fee_yocto(gas: int, gas_price: int) -> int:
 
 def fee_near(yocto: int) -> Decimal:
     """`yocto` as NEAR rounded UP to Kassa's 18 places (a fee is never under-stated)."""
-    exact = Decimal(yocto).scaleb(-NEAR_DECIMALS, context=_EXACT)
-    return exact.quantize(Decimal("1e-18"), rounding=ROUND_UP, context=_EXACT)
-
-
-def near_down(yocto: int) -> Decimal:
-    """`yocto` as NEAR rounded DOWN to Kassa's 18 places. (units.from_yocto traps Inexact on an amount finer
-    than that, so it is given whole 10^-18 NEAR only.)"""
-    return from_yocto(yocto - yocto % _PER_PLACE)
+    return from_yocto(yocto, ROUND_UP)
 
 
 def transfer_gas(creates_account: bool) -> int:
@@ -159,7 +151,7 @@ class NearPayouts:
         account = node.account(hot)
         need = amount + burn + (storage_reserve(account) if account else 0)
         if account is None or account.amount < need:
-            held = near_down(account.amount if account else 0)
+            held = from_yocto(account.amount if account else 0)
             raise InsufficientFunds(
                 f"{hot} holds {held} NEAR, {fee_near(need)} needed (the payout, its fee and the storage "
                 "staking the account keeps)"
@@ -230,7 +222,7 @@ class NearPayouts:
             block=ref,
             failed=failure != "",
             failure=f"failed ({failure})" if failure else "",
-            fee_paid=near_down(result.tokens_burnt),
+            fee_paid=from_yocto(result.tokens_burnt),
             final=result.final,
         )
 
@@ -261,7 +253,7 @@ class NearPayouts:
         account = self.node(code).account(self.hot_address(code))
         if account is None:
             return Decimal(0)
-        return near_down(max(account.amount - storage_reserve(account), 0))
+        return from_yocto(max(account.amount - storage_reserve(account), 0))
 
     def bump(self, code: str, txid: str, fee: FeeQuote) -> SignedTx | None:
         return None  # no fee replacement on NEAR: a transaction lands or expires

@@ -32,9 +32,10 @@ from chains.models import ChainTx, PoolKey, Sweep
 from chains.near import transaction
 from chains.near.backend import NearBackend
 from chains.near.config import FAMILY, NearConfig, near_config, near_configs
-from chains.near.payouts import DELETE_ACCOUNT_GAS, RECEIPT_GAS, fee_near, fee_yocto, near_down
+from chains.near.payouts import DELETE_ACCOUNT_GAS, RECEIPT_GAS, fee_near, fee_yocto
 from chains.near.policy import signing_request
 from chains.near.transaction import DeleteAccount, Transaction
+from chains.near.units import from_yocto
 from chains.sweeps import (
     OPEN,
     sweep_candidates,
@@ -106,7 +107,7 @@ def _open(backend: NearBackend, config: NearConfig, account: str, index: int) ->
     if found is None:
         logger.info("%s: %s no longer exists; nothing to sweep", config.code, account)
         return None
-    amount = near_down(found.amount)
+    amount = from_yocto(found.amount)
     if amount < config.sweep_min or amount <= 0:
         return None
     return sweep_open(config.code, account, index, amount, Sweep.Status.READY)

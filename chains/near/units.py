@@ -17,13 +17,14 @@ MAX_YOCTO = 2**128 - 1  # a balance is a u128
 _EXACT = Context(prec=80, traps=[Inexact])
 
 
-def from_yocto(yocto: int) -> Decimal:
-    """`yocto` as NEAR, rounded DOWN to Kassa's places (18)."""
+def from_yocto(yocto: int, rounding: str = ROUND_DOWN) -> Decimal:
+    """`yocto` as NEAR to Kassa's places (18): rounded DOWN (what arrived or is held is never over-stated),
+    or UP where asked (a fee is never under-stated)."""
     if isinstance(yocto, bool) or not isinstance(yocto, int):
         raise TypeError(f"an amount in yoctoNEAR is an int, not {type(yocto).__name__}")
     exact = Decimal(yocto).scaleb(-NEAR_DECIMALS, context=_EXACT)
     places = Decimal(1).scaleb(-get_asset("near").amount_decimals)
-    return exact.quantize(places, rounding=ROUND_DOWN, context=Context(prec=80))  # rounding is the point
+    return exact.quantize(places, rounding=rounding, context=Context(prec=80))  # rounding is the point
 
 
 def to_yocto(amount: Decimal) -> int:

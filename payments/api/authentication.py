@@ -65,7 +65,11 @@ def _named_token(request: Request, token: str) -> ApiCredential:
             raise exceptions.PermissionDenied(f"This token may not be used from {where}.")
     api_token_touch(found)
     return ApiCredential(
-        company=found.company, token_id=found.pk, token_name=found.name, scopes=frozenset(found.scopes)
+        company=found.company,
+        token_id=found.pk,
+        token_name=found.name,
+        scopes=frozenset(found.scopes),
+        created_by_id=found.created_by_id,
     )
 
 

@@ -13,7 +13,6 @@ from core.api.pagination import PAGE_PARAMETERS, KassaPagination, page_serialize
 from core.api.validation import validated
 from core.errors import FieldError, ValidationFailed, flatten_drf_errors
 from payments.auth import SANDBOX_API_PERMISSIONS, current_company
-from payments.models import ApiToken
 from payments.schema import links, problem
 from withdrawals import auto_withdrawals, selectors, services
 from withdrawals.api.serializers import (
@@ -106,11 +105,7 @@ class WithdrawApi(APIView):
 def _token_creator(request: Request) -> Any:
     """The member whose named token makes this call (the withdrawals' maker, whom the payout policy's
     second approver must differ from); None for the company's token or a token without a creator."""
-    token_id = getattr(request.auth, "token_id", None)
-    if token_id is None:
-        return None
-    token = ApiToken.objects.filter(pk=token_id).select_related("created_by").first()
-    return token.created_by if token is not None else None
+    return getattr(request.auth, "created_by_id", None)  # read with the token at authentication
 
 
 def _made_by(company: Any, maker: Any) -> Callable[[list[Withdrawal]], None] | None:
@@ -118,7 +113,9 @@ def _made_by(company: Any, maker: Any) -> Callable[[list[Withdrawal]], None] | N
     and the single-withdrawal path keeps its one statement)."""
     if maker is None:
         return None
-    return lambda accepted: withdrawals_made_by(company=company, uids=[w.uid for w in accepted], user=maker)
+    return lambda accepted: withdrawals_made_by(
+        company=company, uids=[w.uid for w in accepted], user_id=maker
+    )
 
 
 def _stored(claim: Any, accepted: list[Withdrawal], made: Callable[[list[Withdrawal]], None] | None) -> None:

@@ -95,7 +95,7 @@ def withdrawal_confirm(request: HttpRequest, company: Company, token: str) -> Ht
         with transaction.atomic():
             draft, sent_now = payout_draft_send(company=company, token=token)
             if sent_now:
-                withdrawals_made_by(company=company, uids=draft.uids, user=request.user)
+                withdrawals_made_by(company=company, uids=draft.uids, user_id=request.user.pk)
                 action = "withdrawal.bulk" if draft.kind == PayoutDraft.Kind.BULK else "withdrawal.create"
                 detail = _audit_detail(draft, draft_withdrawals(draft))
                 audit_record(request, company=company, action=action, detail=detail)
